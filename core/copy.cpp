@@ -1,0 +1,79 @@
+// core/copy.cpp — element-wise copies: copy_, fill_, to, clone, contiguous.
+#include <array>
+
+#include "core/broadcast.h"
+#include "core/factories.h"
+#include "core/strided_loop.h"
+#include "core/tensor.h"
+
+namespace tg {
+namespace {
+
+// In-place writes into a tensor where two indices share one memory location (an
+// expanded view) would make the result depend on the visiting order: refuse them.
+void check_writable(const Tensor& t, const char* op) {
+  for (size_t d = 0; d < t.dim(); ++d) {
+    TG_CHECK(t.strides()[d] != 0 || t.shape()[d] <= 1, MisuseError,
+             "{}: the destination of shape {} has stride 0 in dim {}, so several elements "
+             "share one memory location (an expanded view); write into a .contiguous() copy "
+             "instead",
+             op, t.shape(), d);
+  }
+}
+
+bool overlaps(const Tensor& a, const Tensor& b) {
+  // Conservative: same storage and intersecting byte ranges.
+  if (a.storage() != b.storage()) return false;
+  auto range = [](const Tensor& t) {
+    int64_t lo = t.storage_offset(), hi = t.storage_offset();
+    for (size_t d = 0; d < t.dim(); ++d) {
+      if (t.shape()[d] == 0) return std::array<int64_t, 2>{0, -1};
+      hi += (t.shape()[d] - 1) * t.strides()[d];
+    }
+    return std::array<int64_t, 2>{lo, hi};
+  };
+  const auto ra = range(a), rb = range(b);
+  return ra[0] <= rb[1] && rb[0] <= ra[1];
+}
+
+}  // namespace
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  check_writable(*this, "copy_");
+  // Broadcast src to our shape (never the other way: the destination keeps its shape).
+  const Shape out = broadcast_shapes(shape(), src.shape(), "copy_");
+  TG_CHECK(out == shape(), ShapeError,
+           "copy_: source of shape {} cannot be broadcast to the destination's shape {}",
+           src.shape(), shape());
+  // Reading and writing overlapping memory in one pass could read already-written
+  // values (e.g. x.copy_(x.t())): copy the source aside first.
+  const Tensor from = overlaps(*this, src) ? src.clone() : src;
+  const Tensor view = from.expand(shape());
+  visit_dtype(dtype(), [&]<class To>() {
+    visit_dtype(from.dtype(), [&]<class From>() {
+      To* dst = data<To>();
+      const From* s = view.data<From>();
+      detail::for_each_offset<2>(shape(), {&strides(), &view.strides()},
+                                 [&](const auto& o) { dst[o[0]] = convert<To>(s[o[1]]); });
+    });
+  });
+  return *this;
+}
+
+Tensor& Tensor::fill_(double value) {
+  check_writable(*this, "fill_");
+  visit_dtype(dtype(), [&]<class T>() {
+    const T v = convert<T>(value);
+    T* dst = data<T>();
+    detail::for_each_offset<1>(shape(), {&strides()}, [&](const auto& o) { dst[o[0]] = v; });
+  });
+  return *this;
+}
+
+Tensor Tensor::to(DType dtype) const { return empty(shape(), dtype).copy_(*this); }
+
+Tensor Tensor::clone() const { return to(dtype()); }
+
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+
+}  // namespace tg

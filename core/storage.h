@@ -1,0 +1,35 @@
+// core/storage.h — the bytes behind tensors.
+//
+// A Storage is one 64-byte aligned allocation (a cache line, and the width of an
+// AVX-512 register). Tensors never own memory directly: they hold a shared_ptr to a
+// Storage plus a shape, strides and an offset that say which bytes they see. Views
+// share the Storage of their base, which is why writing through a view changes the
+// base, and why the memory lives as long as any view of it does.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+namespace tg {
+
+class Storage {
+ public:
+  static constexpr size_t kAlignment = 64;
+
+  /// Allocates `nbytes` uninitialised bytes (at least one cache line, never null).
+  /// Throws tg::ValueError if the system cannot provide them.
+  explicit Storage(size_t nbytes);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  std::byte* data() { return data_; }
+  const std::byte* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+
+ private:
+  std::byte* data_;
+  size_t nbytes_;
+};
+
+}  // namespace tg
