@@ -1,0 +1,2 @@
+// tests/core/broadcast_test.cpp
+#include "test_util.h"

@@ -1,0 +1,2 @@
+// tests/core/copy_test.cpp
+#include "test_util.h"

@@ -1,0 +1,2 @@
+// tests/core/dtype_test.cpp
+#include "test_util.h"

@@ -1,0 +1,2 @@
+// tests/core/error_test.cpp
+#include "test_util.h"

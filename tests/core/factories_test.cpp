@@ -1,0 +1,2 @@
+// tests/core/factories_test.cpp
+#include "test_util.h"

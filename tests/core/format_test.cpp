@@ -1,0 +1,2 @@
+// tests/core/format_test.cpp
+#include "test_util.h"

@@ -1,0 +1,2 @@
+// tests/core/generator_test.cpp
+#include "test_util.h"

@@ -1,0 +1,2 @@
+// tests/core/half_test.cpp
+#include "test_util.h"

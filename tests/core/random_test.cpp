@@ -1,0 +1,2 @@
+// tests/core/random_test.cpp
+#include "test_util.h"

@@ -1,0 +1,2 @@
+// tests/core/shape_alloc_test.cpp
+#include "test_util.h"

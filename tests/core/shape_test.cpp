@@ -1,0 +1,2 @@
+// tests/core/shape_test.cpp
+#include "test_util.h"

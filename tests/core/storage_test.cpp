@@ -1,0 +1,2 @@
+// tests/core/storage_test.cpp
+#include "test_util.h"

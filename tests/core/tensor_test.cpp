@@ -1,0 +1,2 @@
+// tests/core/tensor_test.cpp
+#include "test_util.h"
