@@ -1,6 +1,8 @@
 // core/dtype.cpp — names and sizes of the dtypes.
 #include "core/dtype.h"
 
+#include <ostream>
+
 namespace tg {
 
 std::string_view dtype_name(DType dtype) {
@@ -13,6 +15,8 @@ std::string_view dtype_name(DType dtype) {
     else return "bool";
   });
 }
+
+std::ostream& operator<<(std::ostream& os, DType dtype) { return os << dtype_name(dtype); }
 
 size_t element_size(DType dtype) {
   return visit_dtype(dtype, []<class T>() { return sizeof(T); });

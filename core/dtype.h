@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <limits>
 #include <string_view>
 #include <type_traits>
@@ -38,6 +39,8 @@ inline constexpr DType kBool = DType::Bool;
 
 /// PyTorch's name: "float32", "float64", "float16", "bfloat16", "int64", "bool".
 std::string_view dtype_name(DType dtype);
+/// Streams the name, so `std::cout << dtype` and GoogleTest messages read "float32".
+std::ostream& operator<<(std::ostream& os, DType dtype);
 /// Bytes per element.
 size_t element_size(DType dtype);
 /// True for the four floating-point dtypes.

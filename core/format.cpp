@@ -11,6 +11,7 @@
 // and every element is right-aligned to the widest one. Beyond 1000 elements only
 // the first and last 3 entries of each dim are shown, with "..." between them.
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,8 @@ std::string render(const Tensor& t, size_t indent, bool summarize, const Element
 }
 
 }  // namespace
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_string(); }
 
 std::string Tensor::to_string() const {
   if (!defined()) return "tensor(undefined)";

@@ -2,6 +2,7 @@
 #include "core/shape.h"
 
 #include <cstring>
+#include <ostream>
 
 #include "core/error.h"
 
@@ -74,6 +75,10 @@ void DimVec::erase(size_t pos) {
   int64_t* d = data();
   std::copy(d + pos + 1, d + size_, d + pos);
   --size_;
+}
+
+std::ostream& operator<<(std::ostream& os, const DimVec& dims) {
+  return os << fmt::format("{}", dims);
 }
 
 int64_t checked_numel(const Shape& shape, std::string_view op) {

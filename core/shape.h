@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -71,6 +72,9 @@ class DimVec {
 using Shape = DimVec;
 /// For each dim, how many elements to step in storage to move one index along it.
 using Strides = DimVec;
+
+/// Streams as "(2, 3)".
+std::ostream& operator<<(std::ostream& os, const DimVec& dims);
 
 /// Product of the sizes; throws ShapeError naming `op` if it overflows int64 or a size
 /// is negative.

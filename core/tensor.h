@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <vector>
@@ -152,6 +153,9 @@ class Tensor {
 
   std::shared_ptr<TensorImpl> impl_;
 };
+
+/// Streams Tensor::to_string(): `std::cout << t`.
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
 /// A tensor that shares storage with `base` but has its own shape, strides and offset.
 Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset);
