@@ -54,9 +54,9 @@ template <class Kind, class... Args>
 }  // namespace tg
 
 /// Always-on check: if `cond` is false, throw tg::Kind with a fmt-formatted message.
-#define TG_CHECK(cond, Kind, ...)                  \
-  do {                                             \
-    if (!(cond)) [[unlikely]] {                    \
+#define TG_CHECK(cond, Kind, ...)                   \
+  do {                                              \
+    if (!(cond)) [[unlikely]] {                     \
       ::tg::detail::raise<::tg::Kind>(__VA_ARGS__); \
-    }                                              \
+    }                                               \
   } while (false)

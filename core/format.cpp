@@ -114,8 +114,8 @@ std::string render(const Tensor& t, size_t indent, bool summarize, const Element
       parts.push_back(f.padded(values[next++]));
     }
     // Wrap long rows: as many elements per line as fit in kLineWidth.
-    const size_t per_line = std::max<size_t>(1, (kLineWidth - std::min(kLineWidth, indent)) /
-                                                    (f.width() + 2));
+    const size_t per_line =
+        std::max<size_t>(1, (kLineWidth - std::min(kLineWidth, indent)) / (f.width() + 2));
     std::vector<std::string> lines;
     for (size_t i = 0; i < parts.size(); i += per_line) {
       const auto end = std::min(parts.size(), i + per_line);

@@ -62,8 +62,9 @@ uint32_t Generator::next_u32() {
   // Recomputing the block for each word keeps the state tiny; a 4-word cache would be
   // faster, and bulk fills (random.cpp) can use philox() directly if it ever matters.
   const uint64_t block = offset_ / 4;
-  const auto words = philox({static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0},
-                            {static_cast<uint32_t>(seed_), static_cast<uint32_t>(seed_ >> 32)});
+  const auto words =
+      philox({static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0},
+             {static_cast<uint32_t>(seed_), static_cast<uint32_t>(seed_ >> 32)});
   return words[offset_++ % 4];
 }
 

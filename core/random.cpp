@@ -9,8 +9,8 @@ namespace tg {
 namespace {
 
 void check_floating(DType dtype, const char* op) {
-  TG_CHECK(is_floating_point(dtype), DTypeError,
-           "{}: needs a floating-point dtype, got {}", op, dtype);
+  TG_CHECK(is_floating_point(dtype), DTypeError, "{}: needs a floating-point dtype, got {}", op,
+           dtype);
 }
 
 }  // namespace
@@ -25,7 +25,8 @@ Tensor rand(const Shape& shape, DType dtype, Generator& gen) {
       if constexpr (std::is_same_v<T, double>) p[i] = gen.uniform_double();
       else if constexpr (std::is_same_v<T, float>) p[i] = gen.uniform_float();
       else if constexpr (std::is_same_v<T, Half>) p[i] = T(float(gen.next_u32() >> 21) * 0x1p-11f);
-      else if constexpr (std::is_same_v<T, BFloat16>) p[i] = T(float(gen.next_u32() >> 24) * 0x1p-8f);
+      else if constexpr (std::is_same_v<T, BFloat16>)
+        p[i] = T(float(gen.next_u32() >> 24) * 0x1p-8f);
     }
   });
   return t;

@@ -84,8 +84,8 @@ std::ostream& operator<<(std::ostream& os, const DimVec& dims) {
 int64_t checked_numel(const Shape& shape, std::string_view op) {
   int64_t n = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
-    TG_CHECK(shape[i] >= 0, ShapeError, "{}: negative size {} in dim {} of shape {}", op,
-             shape[i], i, shape);
+    TG_CHECK(shape[i] >= 0, ShapeError, "{}: negative size {} in dim {} of shape {}", op, shape[i],
+             i, shape);
   }
   for (int64_t d : shape) {
     TG_CHECK(!__builtin_mul_overflow(n, d, &n), ShapeError,
@@ -110,8 +110,8 @@ size_t wrap_dim(int64_t dim, size_t rank, std::string_view op) {
   // A 0-d tensor accepts dim 0 and -1, as in PyTorch.
   const int64_t lo = r == 0 ? -1 : -r, hi = r == 0 ? 0 : r - 1;
   TG_CHECK(dim >= lo && dim <= hi, IndexError,
-           "{}: dim {} is out of range for a tensor of rank {} (expected {} to {})", op, dim,
-           rank, lo, hi);
+           "{}: dim {} is out of range for a tensor of rank {} (expected {} to {})", op, dim, rank,
+           lo, hi);
   return static_cast<size_t>(dim < 0 ? dim + std::max<int64_t>(r, 1) : dim);
 }
 

@@ -60,8 +60,8 @@ void Tensor::set_grad(const Tensor& grad) {
 
 void Tensor::check_dtype(DType expected, const char* op) const {
   TG_CHECK(dtype() == expected, DTypeError,
-           "{}: tensor has dtype {} but {} was requested; convert first with .to({})", op,
-           dtype(), expected, expected);
+           "{}: tensor has dtype {} but {} was requested; convert first with .to({})", op, dtype(),
+           expected, expected);
 }
 
 int64_t Tensor::element_offset(const DimVec& index, const char* op) const {
@@ -73,8 +73,8 @@ int64_t Tensor::element_offset(const DimVec& index, const char* op) const {
   for (size_t d = 0; d < s.size(); ++d) {
     const int64_t i = index[d] < 0 ? index[d] + s[d] : index[d];
     TG_CHECK(i >= 0 && i < s[d], IndexError,
-             "{}: index {} is out of range for dim {} of size {} (shape {})", op, index[d], d,
-             s[d], s);
+             "{}: index {} is out of range for dim {} of size {} (shape {})", op, index[d], d, s[d],
+             s);
     offset += i * strides()[d];
   }
   return offset;

@@ -38,8 +38,8 @@ Shape infer_size(const Shape& shape, int64_t numel, const char* op) {
              "{}: cannot infer the -1 in shape {} for a tensor of {} elements: with a 0 in the "
              "shape any size would fit",
              op, shape, numel);
-    TG_CHECK(numel % known == 0, ShapeError,
-             "{}: shape {} is invalid for a tensor of {} elements", op, shape, numel);
+    TG_CHECK(numel % known == 0, ShapeError, "{}: shape {} is invalid for a tensor of {} elements",
+             op, shape, numel);
     out[*infer] = numel / known;
   } else {
     TG_CHECK(known == numel, ShapeError,
@@ -133,8 +133,7 @@ Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
 }
 
 Tensor Tensor::t() const {
-  TG_CHECK(dim() <= 2, ShapeError, "t: expects a tensor of at most 2 dims, got shape {}",
-           shape());
+  TG_CHECK(dim() <= 2, ShapeError, "t: expects a tensor of at most 2 dims, got shape {}", shape());
   return dim() < 2 ? *this : transpose(0, 1);
 }
 

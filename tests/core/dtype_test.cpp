@@ -11,9 +11,9 @@ using tg::DType;
 
 TEST(DTypeTest, NamesAndSizesMatchPyTorch) {
   const std::vector<std::tuple<DType, std::string, size_t, bool>> table = {
-      {tg::kFloat32, "float32", 4, true},  {tg::kFloat64, "float64", 8, true},
-      {tg::kFloat16, "float16", 2, true},  {tg::kBFloat16, "bfloat16", 2, true},
-      {tg::kInt64, "int64", 8, false},     {tg::kBool, "bool", 1, false}};
+      {tg::kFloat32, "float32", 4, true}, {tg::kFloat64, "float64", 8, true},
+      {tg::kFloat16, "float16", 2, true}, {tg::kBFloat16, "bfloat16", 2, true},
+      {tg::kInt64, "int64", 8, false},    {tg::kBool, "bool", 1, false}};
   for (const auto& [dt, name, size, floating] : table) {
     EXPECT_EQ(tg::dtype_name(dt), name);
     EXPECT_EQ(fmt::format("{}", dt), name);
@@ -23,7 +23,8 @@ TEST(DTypeTest, NamesAndSizesMatchPyTorch) {
 }
 
 TEST(DTypeTest, VisitDTypeCallsWithTheMatchingCppType) {
-  for (DType dt : {tg::kFloat32, tg::kFloat64, tg::kFloat16, tg::kBFloat16, tg::kInt64, tg::kBool}) {
+  for (DType dt :
+       {tg::kFloat32, tg::kFloat64, tg::kFloat16, tg::kBFloat16, tg::kInt64, tg::kBool}) {
     EXPECT_EQ(tg::visit_dtype(dt, []<class T>() { return tg::dtype_of<T>(); }), dt);
   }
   EXPECT_THROW(tg::visit_dtype(static_cast<DType>(42), []<class T>() { return 0; }), tg::Error);

@@ -14,12 +14,12 @@ TEST(GeneratorTest, PhiloxMatchesRandom123KnownAnswers) {
   using Block = std::array<uint32_t, 4>;
   EXPECT_EQ(Generator::philox({0, 0, 0, 0}, {0, 0}),
             (Block{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
-  EXPECT_EQ(Generator::philox({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
-                              {0xffffffff, 0xffffffff}),
-            (Block{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
-  EXPECT_EQ(Generator::philox({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
-                              {0xa4093822, 0x299f31d0}),
-            (Block{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
+  EXPECT_EQ(
+      Generator::philox({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff}),
+      (Block{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
+  EXPECT_EQ(
+      Generator::philox({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0}),
+      (Block{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
 }
 
 TEST(GeneratorTest, WordNIsWordNMod4OfBlockNDiv4) {
@@ -27,9 +27,9 @@ TEST(GeneratorTest, WordNIsWordNMod4OfBlockNDiv4) {
   Generator g(seed);
   for (uint64_t n = 0; n < 4 * 70; ++n) {
     const uint64_t block = n / 4;
-    const auto words = Generator::philox(
-        {static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0},
-        {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)});
+    const auto words =
+        Generator::philox({static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), 0, 0},
+                          {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)});
     ASSERT_EQ(g.next_u32(), words[n % 4]) << "word " << n;
   }
   EXPECT_EQ(g.offset(), 280u);
@@ -100,7 +100,7 @@ TEST(GeneratorTest, NormalMomentsAreStandard) {
     }
   }
   const double mean = sum / n, var = sum2 / n - mean * mean;
-  EXPECT_NEAR(mean, 0.0, 5.0 / std::sqrt(n));        // 5 standard errors
+  EXPECT_NEAR(mean, 0.0, 5.0 / std::sqrt(n));  // 5 standard errors
   EXPECT_NEAR(var, 1.0, 5.0 * std::sqrt(2.0 / n));
   EXPECT_NEAR(sum4 / n, 3.0, 5.0 * std::sqrt(96.0 / n));  // kurtosis of a normal
 }

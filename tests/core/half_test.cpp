@@ -36,8 +36,8 @@ void check_widen_all() {
       ASSERT_TRUE(std::isnan(got)) << std::hex << b;
       ASSERT_EQ(std::signbit(got), (b >> 15) != 0) << std::hex << b;
       // The payload moves to the top of float's mantissa.
-      ASSERT_EQ(float_bits(got) & 0x7fffff, (b & ((1u << kMant) - 1)) << (23 - kMant)) << std::hex
-                                                                                       << b;
+      ASSERT_EQ(float_bits(got) & 0x7fffff, (b & ((1u << kMant) - 1)) << (23 - kMant))
+          << std::hex << b;
     } else {
       // Bitwise, so that -0.0 and +0.0 are told apart.
       ASSERT_EQ(float_bits(got), float_bits(static_cast<float>(want))) << std::hex << b;
@@ -52,8 +52,7 @@ void check_round_trip_all() {
     const float f = static_cast<float>(T::from_bits(bits));
     ASSERT_EQ(T(f).bits, bits) << "from float, pattern 0x" << std::hex << b;
     if (!std::isnan(f)) {  // float -> double quiets signalling NaNs on x86; values are exact
-      ASSERT_EQ(T(static_cast<double>(f)).bits, bits) << "from double, pattern 0x" << std::hex
-                                                      << b;
+      ASSERT_EQ(T(static_cast<double>(f)).bits, bits) << "from double, pattern 0x" << std::hex << b;
     }
   }
 }
@@ -68,7 +67,8 @@ void check_rounding_all() {
     const uint16_t hi = lo + 1;
     const double a = reference_value<kExp, kMant>(lo);
     // Past the largest finite value, the next "value" is 2^(max exponent + 1).
-    const double b = hi == inf_bits ? 2 * a - reference_value<kExp, kMant>(lo - 1) : reference_value<kExp, kMant>(hi);
+    const double b = hi == inf_bits ? 2 * a - reference_value<kExp, kMant>(lo - 1)
+                                    : reference_value<kExp, kMant>(hi);
     const double mid = (a + b) / 2;  // exact: both are short binary fractions
     const uint16_t even = (lo & 1) ? hi : lo;
     for (double sign : {1.0, -1.0}) {
@@ -96,10 +96,10 @@ TEST(BFloat16Test, RoundsEveryMidpointToEven) { check_rounding_all<BFloat16, 8, 
 TEST(HalfTest, LandmarkValues) {
   EXPECT_EQ(Half(1.0f).bits, 0x3c00);
   EXPECT_EQ(Half(-2.0f).bits, 0xc000);
-  EXPECT_EQ(Half(65504.0f).bits, 0x7bff);          // largest finite
-  EXPECT_EQ(Half(65519.99f).bits, 0x7bff);         // still rounds down
-  EXPECT_EQ(Half(65520.0f).bits, 0x7c00);          // the midpoint to 2^16 ties to Inf
-  EXPECT_EQ(Half(1e10f).bits, 0x7c00);             // overflow
+  EXPECT_EQ(Half(65504.0f).bits, 0x7bff);   // largest finite
+  EXPECT_EQ(Half(65519.99f).bits, 0x7bff);  // still rounds down
+  EXPECT_EQ(Half(65520.0f).bits, 0x7c00);   // the midpoint to 2^16 ties to Inf
+  EXPECT_EQ(Half(1e10f).bits, 0x7c00);      // overflow
   EXPECT_EQ(Half(-1e10).bits, 0xfc00);
   EXPECT_EQ(Half(std::ldexp(1.0f, -14)).bits, 0x0400);  // smallest normal
   EXPECT_EQ(Half(std::ldexp(1.0f, -24)).bits, 0x0001);  // smallest subnormal
@@ -107,7 +107,7 @@ TEST(HalfTest, LandmarkValues) {
   EXPECT_EQ(Half(std::ldexp(1.5f, -25)).bits, 0x0001);
   EXPECT_EQ(Half(1e-30f).bits, 0x0000);
   EXPECT_EQ(Half(-0.0f).bits, 0x8000);
-  EXPECT_EQ(Half(-1e-30).bits, 0x8000);            // underflow keeps the sign
+  EXPECT_EQ(Half(-1e-30).bits, 0x8000);  // underflow keeps the sign
   EXPECT_EQ(Half(std::numeric_limits<float>::denorm_min()).bits, 0x0000);
   EXPECT_EQ(Half(2049.0f).bits, Half(2048.0f).bits);  // 2048 + 1 is not representable
   EXPECT_EQ(Half(INFINITY).bits, 0x7c00);
@@ -130,7 +130,7 @@ TEST(BFloat16Test, LandmarkValues) {
   EXPECT_EQ(BFloat16(1.0f).bits, 0x3f80);
   EXPECT_EQ(BFloat16(3.0e38f).bits, 0x7f62);
   EXPECT_EQ(BFloat16(std::numeric_limits<float>::max()).bits, 0x7f80);  // rounds up to Inf
-  EXPECT_EQ(BFloat16(1e39).bits, 0x7f80);                              // double beyond float
+  EXPECT_EQ(BFloat16(1e39).bits, 0x7f80);                               // double beyond float
   EXPECT_EQ(BFloat16(-0.0f).bits, 0x8000);
   // Float subnormals are bfloat16 subnormals too: 2^-133 is the smallest.
   EXPECT_EQ(BFloat16(std::ldexp(1.0f, -133)).bits, 0x0001);

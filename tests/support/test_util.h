@@ -21,6 +21,6 @@ auto MessageHas(const Parts&... parts) {
 /// Asserts that `statement` throws tg::Kind (exactly that kind or a subclass) with a message
 /// containing each of the strings that follow, e.g.
 ///   EXPECT_TG_THROW(x.view({5}), ShapeError, "view", "(2, 3)");
-#define EXPECT_TG_THROW(statement, Kind, ...)                           \
-  EXPECT_THAT([&] { (void)(statement); },                              \
+#define EXPECT_TG_THROW(statement, Kind, ...) \
+  EXPECT_THAT([&] { (void)(statement); },     \
               ::testing::ThrowsMessage<::tg::Kind>(::tg::testing::MessageHas(__VA_ARGS__)))

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# scripts/setup.sh — installs the Debian packages tapegrad needs to build and test.
+#
+# Idempotent: packages already installed are left alone, and with nothing missing it
+# does not touch apt at all. Needs root (or password-less sudo) to install; otherwise it
+# stops and prints the exact command to run.
+#   scripts/setup.sh          build + test dependencies
+#   scripts/setup.sh --dev    also clang-format (the formatting check in .ci/run)
+set -euo pipefail
+
+packages=(g++ cmake ninja-build pkg-config libfmt-dev libgtest-dev libgmock-dev
+          libbenchmark-dev zlib1g-dev nlohmann-json3-dev libcli11-dev)
+if [[ "${1:-}" == "--dev" ]]; then
+  packages+=(clang-format)
+elif [[ $# -gt 0 ]]; then
+  echo "setup.sh: unknown argument '$1' (the only option is --dev)" >&2
+  exit 2
+fi
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+  echo "setup.sh: this is not a Debian-like system (no dpkg-query/apt-get)." >&2
+  echo "Install these packages (or their equivalents) yourself: ${packages[*]}" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "setup.sh: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+
+install="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}"
+if [[ $(id -u) -eq 0 ]]; then
+  run=(sh -c "$install")
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  run=(sudo sh -c "$install")
+else
+  echo "setup.sh: missing packages: ${missing[*]}" >&2
+  echo "setup.sh: installing them needs root. Run:" >&2
+  echo "  sudo sh -c '$install'" >&2
+  exit 1
+fi
+echo "setup.sh: installing ${missing[*]}"
+"${run[@]}"
