@@ -87,6 +87,8 @@ int64_t checked_numel(const Shape& shape, std::string_view op) {
     TG_CHECK(shape[i] >= 0, ShapeError, "{}: negative size {} in dim {} of shape {}", op, shape[i],
              i, shape);
   }
+  // A zero anywhere makes the product 0, whatever order an overflow check would meet it in.
+  if (std::ranges::find(shape, 0) != shape.end()) return 0;
   for (int64_t d : shape) {
     TG_CHECK(!__builtin_mul_overflow(n, d, &n), ShapeError,
              "{}: shape {} has more elements than int64 can count", op, shape);

@@ -52,7 +52,7 @@ class DimVec {
   void push_back(int64_t v);
   void insert(size_t pos, int64_t v);
   void erase(size_t pos);
-  /// True when the elements live on the heap (only for more than kInlineRank of them).
+  /// True once the vector has grown past kInlineRank elements (it stays there after).
   bool on_heap() const { return heap_ != nullptr; }
 
   friend bool operator==(const DimVec& a, const DimVec& b) {

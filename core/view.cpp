@@ -160,6 +160,11 @@ Tensor Tensor::squeeze(int64_t dim_) const {
 }
 
 Tensor Tensor::unsqueeze(int64_t dim_) const {
+  // The new dim may go anywhere from before the first dim to after the last.
+  const int64_t r = static_cast<int64_t>(dim());
+  TG_CHECK(dim_ >= -r - 1 && dim_ <= r, IndexError,
+           "unsqueeze: dim {} is out of range for a tensor of rank {} (expected {} to {})", dim_,
+           r, -r - 1, r);
   const size_t d = wrap_dim(dim_, dim() + 1, "unsqueeze");
   Shape s = shape();
   Strides st = strides();
@@ -221,8 +226,12 @@ Tensor Tensor::slice(int64_t dim_, int64_t start, int64_t end, int64_t step) con
   end = std::max(clamp(end), start);
   Shape s = shape();
   Strides st = strides();
-  s[d] = (end - start + step - 1) / step;
-  st[d] *= step;
+  // ceil((end - start) / step), written so that a huge step cannot overflow.
+  s[d] = end == start ? 0 : (end - start - 1) / step + 1;
+  // With 0 or 1 elements kept the dim is never stepped along, so its stride does not
+  // matter: keep it, as a huge step would overflow stride * step (or the offset + stride
+  // that loops over the dim compute). With 2 or more, step < size and the product fits.
+  if (s[d] > 1) st[d] *= step;
   return make_view(*this, std::move(s), std::move(st), storage_offset() + start * strides()[d]);
 }
 
@@ -242,8 +251,8 @@ Tensor Tensor::select(int64_t dim_, int64_t index) const {
 }
 
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
-  if (dim() == 0) return reshape({1});
   const size_t a = wrap_dim(start_dim, dim(), "flatten"), b = wrap_dim(end_dim, dim(), "flatten");
+  if (dim() == 0) return reshape({1});
   TG_CHECK(a <= b, ShapeError, "flatten: start_dim {} comes after end_dim {}", start_dim, end_dim);
   Shape s;
   for (size_t i = 0; i < a; ++i) s.push_back(shape()[i]);
@@ -255,6 +264,7 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
 }
 
 Tensor Tensor::unflatten(int64_t dim_, const Shape& sizes) const {
+  TG_CHECK(dim() > 0, ShapeError, "unflatten: cannot unflatten a 0-d tensor");
   const size_t d = wrap_dim(dim_, dim(), "unflatten");
   TG_CHECK(!sizes.empty(), ShapeError, "unflatten: sizes must not be empty");
   const Shape inner = infer_size(sizes, shape()[d], "unflatten");

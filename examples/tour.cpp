@@ -20,11 +20,13 @@ int main() {
   x.select(1, 2).fill_(-1.5);
   fmt::print("after x.select(1, 2).fill_(-1.5), x is\n{}\n\n", x);
 
-  // An image batch [B, C, H, W] becomes a sequence of pixels [B, H*W, C]:
-  // permute is a view, and the reshape has to copy because the pixels are not adjacent.
+  // An image batch [B, C, H, W] becomes a sequence of pixels [B, H*W, C]. permute is a
+  // view; so is the reshape, because after the permute H and W are still adjacent in
+  // memory (strides W and 1) and merge into one dim of stride 1.
   tg::Tensor img = tg::arange(2 * 3 * 2 * 2).view({2, 3, 2, 2});
   tg::Tensor seq = img.permute({0, 2, 3, 1}).reshape({2, 4, 3});
-  fmt::print("[B, C, H, W] = {} -> [B, H*W, C] = {}\n{}\n\n", img.shape(), seq.shape(), seq);
+  fmt::print("[B, C, H, W] = {} -> [B, H*W, C] = {}, strides {}, shares storage: {}\n{}\n\n",
+             img.shape(), seq.shape(), seq.strides(), seq.storage() == img.storage(), seq);
 
   // Broadcasting: a column (3, 1) and a row (4) stretch to (3, 4) with stride 0, no copy.
   tg::Tensor col = tg::tensor({10.f, 20.f, 30.f}, {3, 1});
