@@ -71,10 +71,11 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype) {
   TG_CHECK(std::isfinite(start) && std::isfinite(end), ValueError,
            "linspace: start ({}) and end ({}) must be finite", start, end);
   const double delta = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0.0;
-  // Like PyTorch, fill the second half backwards from `end`, so both ends are exact.
+  // Like PyTorch, fill the second half backwards from `end`, so both ends are exact;
+  // a single step is `start` (the "second half" would otherwise make it `end`).
   return generate(steps, dtype, [&](int64_t i) {
-    return i < steps / 2 ? start + delta * static_cast<double>(i)
-                         : end - delta * static_cast<double>(steps - 1 - i);
+    return i < steps / 2 || steps == 1 ? start + delta * static_cast<double>(i)
+                                       : end - delta * static_cast<double>(steps - 1 - i);
   });
 }
 

@@ -8,8 +8,9 @@
 //   * otherwise                       -> 4 decimals: "1.2500"
 //   * either, when the magnitudes span more than 1000x, or exceed 1e8, or (non-int) go
 //     below 1e-4                      -> scientific: "1.2500e+08"
-// and every element is right-aligned to the widest one. Beyond 1000 elements only
-// the first and last 3 entries of each dim are shown, with "..." between them.
+// and every element is right-aligned to the widest one (for floats, the widest finite
+// non-zero one, as in PyTorch). Beyond 1000 elements only the first and last 3 entries
+// of each dim are shown, with "..." between them.
 #include <cmath>
 #include <ostream>
 #include <string>
@@ -49,8 +50,14 @@ void collect(const Tensor& t, bool summarize, std::vector<Value>& out) {
 class ElementFormatter {
  public:
   ElementFormatter(DType dtype, const std::vector<Value>& values) : dtype_(dtype) {
-    if (is_floating_point(dtype)) choose_float_mode(values);
-    for (const Value& v : values) width_ = std::max(width_, str(v).size());
+    const bool floating = is_floating_point(dtype);
+    if (floating) choose_float_mode(values);
+    for (const Value& v : values) {
+      // As in PyTorch, only finite non-zero floats set the column width: nan, inf and 0
+      // are padded to it but never widen it ("tensor([nan, 1.])", not "[nan,  1.]").
+      if (floating && (!std::isfinite(v.f) || v.f == 0)) continue;
+      width_ = std::max(width_, str(v).size());
+    }
   }
 
   size_t width() const { return width_; }
@@ -68,7 +75,7 @@ class ElementFormatter {
 
   std::string padded(const Value& v) const {
     std::string s = str(v);
-    return std::string(width_ - s.size(), ' ') + s;
+    return std::string(width_ - std::min(width_, s.size()), ' ') + s;
   }
 
  private:
@@ -89,7 +96,7 @@ class ElementFormatter {
   DType dtype_;
   bool int_mode_ = true;
   bool sci_mode_ = false;
-  size_t width_ = 0;
+  size_t width_ = 1;  // PyTorch's minimum, which also sets the wrapping of all-zero rows
 };
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
@@ -108,7 +115,7 @@ std::string render(const Tensor& t, size_t indent, bool summarize, const Element
   if (t.dim() == 1) {
     for (int64_t i = 0; i < n; ++i) {
       if (cut && i == kEdgeItems) {
-        parts.push_back("...");
+        parts.push_back(" ...");  // PyTorch's 1-D marker: "2,  ..., 7" (rows use "...")
         i = n - kEdgeItems;
       }
       parts.push_back(f.padded(values[next++]));

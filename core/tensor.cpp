@@ -3,9 +3,20 @@
 
 namespace tg {
 
-int64_t Tensor::size(int64_t dim) const { return shape()[wrap_dim(dim, this->dim(), "size")]; }
+// wrap_dim accepts dim 0 and -1 for a 0-d tensor (ops such as sum(dim) need that), but
+// there is no size or stride to read there: refuse instead of reading past the shape.
+static void check_has_dims(const Tensor& t, int64_t dim, const char* op) {
+  TG_CHECK(t.dim() > 0, IndexError, "{}: dim {} is out of range: the tensor is 0-d (no dims)", op,
+           dim);
+}
+
+int64_t Tensor::size(int64_t dim) const {
+  check_has_dims(*this, dim, "size");
+  return shape()[wrap_dim(dim, this->dim(), "size")];
+}
 
 int64_t Tensor::stride(int64_t dim) const {
+  check_has_dims(*this, dim, "stride");
   return strides()[wrap_dim(dim, this->dim(), "stride")];
 }
 
@@ -38,6 +49,7 @@ void* Tensor::raw_data() const {
 }
 
 Tensor& Tensor::requires_grad_(bool requires_grad) {
+  checked();  // even requires_grad_(false) writes through impl_
   TG_CHECK(!requires_grad || is_floating_point(dtype()), DTypeError,
            "requires_grad_: only floating-point tensors can require gradients, got dtype {}",
            dtype());
@@ -50,10 +62,12 @@ Tensor Tensor::grad() const { return Tensor(checked().grad); }
 void Tensor::set_grad(const Tensor& grad) {
   checked();
   if (grad.defined()) {
-    TG_CHECK(grad.shape() == shape() && grad.dtype() == dtype(), ShapeError,
-             "set_grad: gradient of shape {} and dtype {} does not match tensor of shape {} "
-             "and dtype {}",
-             grad.shape(), grad.dtype(), shape(), dtype());
+    TG_CHECK(grad.shape() == shape(), ShapeError,
+             "set_grad: gradient of shape {} does not match tensor of shape {}", grad.shape(),
+             shape());
+    TG_CHECK(grad.dtype() == dtype(), DTypeError,
+             "set_grad: gradient of dtype {} does not match tensor of dtype {}", grad.dtype(),
+             dtype());
   }
   impl_->grad = grad.defined() ? std::shared_ptr<TensorImpl>(grad.impl_) : nullptr;
 }

@@ -162,6 +162,7 @@ Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offse
 
 template <class T>
 T Tensor::item() const {
+  check_dtype(dtype_of<T>(), "item");
   TG_CHECK(numel() == 1, ShapeError,
            "item: a tensor of shape {} has {} elements, item() needs exactly one", shape(),
            numel());
