@@ -163,8 +163,8 @@ Tensor Tensor::unsqueeze(int64_t dim_) const {
   // The new dim may go anywhere from before the first dim to after the last.
   const int64_t r = static_cast<int64_t>(dim());
   TG_CHECK(dim_ >= -r - 1 && dim_ <= r, IndexError,
-           "unsqueeze: dim {} is out of range for a tensor of rank {} (expected {} to {})", dim_,
-           r, -r - 1, r);
+           "unsqueeze: dim {} is out of range for a tensor of rank {} (expected {} to {})", dim_, r,
+           -r - 1, r);
   const size_t d = wrap_dim(dim_, dim() + 1, "unsqueeze");
   Shape s = shape();
   Strides st = strides();
