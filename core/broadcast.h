@@ -17,8 +17,14 @@
 
 namespace tg {
 
+class Tensor;
+
 /// The broadcast result of two shapes; ShapeError naming `op`, both shapes and the
 /// first clashing dim if they do not broadcast.
 Shape broadcast_shapes(const Shape& a, const Shape& b, std::string_view op = "broadcast_shapes");
 
+/// The gradient rule of broadcasting: if x of shape `shape` was broadcast to grad's shape,
+/// each element of x was used once per copy, so dx sums grad over every copy: over the
+/// leading dims x lacked and over the dims where x had size 1. Not recorded on the tape.
+Tensor sum_to(const Tensor& grad, const Shape& shape);
 }  // namespace tg

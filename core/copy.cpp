@@ -1,6 +1,7 @@
 // core/copy.cpp — element-wise copies: copy_, fill_, to, clone, contiguous.
 #include <array>
 
+#include "core/autograd.h"
 #include "core/broadcast.h"
 #include "core/factories.h"
 #include "core/strided_loop.h"
@@ -19,6 +20,23 @@ void check_writable(const Tensor& t, const char* op) {
              "instead",
              op, t.shape(), d);
   }
+}
+
+// In-place writes are not recorded on the tape, so they must not silently change a
+// tensor the tape depends on; and each one bumps the storage's version counter so that a
+// backward which saved this memory can tell it was overwritten.
+void begin_inplace_write(const Tensor& t, const char* op) {
+  if (grad_mode_enabled() && t.requires_grad()) {
+    TG_CHECK(!t.is_leaf(), MisuseError,
+             "{}: a leaf tensor that requires grad (shape {}) cannot be modified in place while "
+             "grad mode is on; do the update under tg::NoGradGuard (as optimizers do)",
+             op, t.shape());
+    detail::raise<MisuseError>(
+        "{}: the tensor of shape {} was made by a recorded op and in-place writes are not "
+        "differentiable in tapegrad; use an out-of-place op, or write into .detach()",
+        op, t.shape());
+  }
+  t.storage()->bump_version();
 }
 
 bool overlaps(const Tensor& a, const Tensor& b) {
@@ -40,6 +58,7 @@ bool overlaps(const Tensor& a, const Tensor& b) {
 
 Tensor& Tensor::copy_(const Tensor& src) {
   check_writable(*this, "copy_");
+  begin_inplace_write(*this, "copy_");
   // Broadcast src to our shape (never the other way: the destination keeps its shape).
   const Shape out = broadcast_shapes(shape(), src.shape(), "copy_");
   TG_CHECK(out == shape(), ShapeError,
@@ -62,6 +81,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
 
 Tensor& Tensor::fill_(double value) {
   check_writable(*this, "fill_");
+  begin_inplace_write(*this, "fill_");
   visit_dtype(dtype(), [&]<class T>() {
     const T v = convert<T>(value);
     T* dst = data<T>();

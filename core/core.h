@@ -1,11 +1,13 @@
 // core/core.h — everything in tapegrad's core layer, in one include.
 #pragma once
 
+#include "core/autograd.h"
 #include "core/broadcast.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/factories.h"
 #include "core/generator.h"
+#include "core/gradcheck.h"
 #include "core/half.h"
 #include "core/random.h"
 #include "core/shape.h"

@@ -27,9 +27,16 @@ class Storage {
   const std::byte* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
 
+  /// Bumped by every in-place write (fill_, copy_, ...). A tensor saved for backward
+  /// remembers the version it was saved at, so modifying it afterwards is detected.
+  /// It lives here because every view of the same memory must see the same count.
+  uint64_t version() const { return version_; }
+  void bump_version() { ++version_; }
+
  private:
   std::byte* data_;
   size_t nbytes_;
+  uint64_t version_ = 0;
 };
 
 }  // namespace tg

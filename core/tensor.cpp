@@ -1,6 +1,8 @@
 // core/tensor.cpp — Tensor metadata, element addressing and gradient fields.
 #include "core/tensor.h"
 
+#include "core/autograd.h"
+
 namespace tg {
 
 // wrap_dim accepts dim 0 and -1 for a 0-d tensor (ops such as sum(dim) need that), but
@@ -50,14 +52,16 @@ void* Tensor::raw_data() const {
 
 Tensor& Tensor::requires_grad_(bool requires_grad) {
   checked();  // even requires_grad_(false) writes through impl_
+  TG_CHECK(is_leaf(), MisuseError,
+           "requires_grad_: this tensor was made by the op '{}', so whether it needs a gradient "
+           "follows from its inputs; call it on a leaf, or use .detach().requires_grad_()",
+           impl_->grad_fn ? impl_->grad_fn->name() : "");
   TG_CHECK(!requires_grad || is_floating_point(dtype()), DTypeError,
            "requires_grad_: only floating-point tensors can require gradients, got dtype {}",
            dtype());
   impl_->requires_grad = requires_grad;
   return *this;
 }
-
-Tensor Tensor::grad() const { return Tensor(checked().grad); }
 
 void Tensor::set_grad(const Tensor& grad) {
   checked();

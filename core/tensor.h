@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -31,6 +32,9 @@
 
 namespace tg {
 
+class Node;
+class Tensor;
+
 /// What a Tensor handle points to. Users go through Tensor; ops may read it directly.
 struct TensorImpl {
   std::shared_ptr<Storage> storage;
@@ -40,6 +44,12 @@ struct TensorImpl {
   DType dtype = DType::Float32;
   bool requires_grad = false;
   std::shared_ptr<TensorImpl> grad;  ///< null until a backward pass writes one
+  // Autograd (see core/autograd.h). A tensor made by a recorded op points to that op's
+  // node; a leaf (made by a factory, or detached) has none.
+  std::shared_ptr<Node> grad_fn;
+  uint32_t output_nr = 0;  ///< which output of grad_fn this tensor is
+  bool retains_grad = false;
+  std::vector<std::function<Tensor(const Tensor&)>> hooks;  ///< on a leaf's gradient
 };
 
 class Tensor {
@@ -51,6 +61,8 @@ class Tensor {
   bool defined() const { return impl_ != nullptr; }
   /// The implementation object; two handles are the same tensor iff these are equal.
   TensorImpl* impl() const { return impl_.get(); }
+  /// Shared ownership of the implementation (what the tape keeps for a leaf).
+  const std::shared_ptr<TensorImpl>& shared_impl() const { return impl_; }
 
   // ---- metadata
   const Shape& shape() const { return checked().shape; }
@@ -77,13 +89,27 @@ class Tensor {
   /// Untyped pointer to element (0, ..., 0).
   void* raw_data() const;
 
-  // ---- gradient state (filled in by the autograd)
+  // ---- autograd (core/autograd.h)
   bool requires_grad() const { return checked().requires_grad; }
-  /// Marks a leaf as needing a gradient; only floating-point tensors can.
+  /// Marks a leaf as needing a gradient; only floating-point leaves can.
   Tensor& requires_grad_(bool requires_grad = true);
-  /// The accumulated gradient, or an undefined tensor if none has been computed.
+  /// The accumulated gradient of a leaf (or of a tensor that called retain_grad()), or an
+  /// undefined tensor before any backward. MisuseError for other non-leaves.
   Tensor grad() const;
   void set_grad(const Tensor& grad);
+  /// The node of the op that made this tensor (null for a leaf).
+  const std::shared_ptr<Node>& grad_fn() const { return checked().grad_fn; }
+  /// True for tensors not made by a recorded op: the ones whose .grad backward fills.
+  bool is_leaf() const { return checked().grad_fn == nullptr; }
+  /// tg::backward(*this, grad, retain_graph).
+  void backward(const Tensor& grad = {}, bool retain_graph = false) const;
+  /// Asks backward to keep this non-leaf's gradient in .grad too.
+  void retain_grad() const;
+  /// Calls `hook(grad)` whenever a gradient for this tensor is computed; if the hook
+  /// returns a defined tensor, that replaces the gradient.
+  void register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  /// The same data with no autograd history and requires_grad false.
+  Tensor detach() const;
 
   // ---- views: no data is copied; the result shares storage with *this
   /// Same data, new shape; one size may be -1 (inferred). ShapeError if the strides do not

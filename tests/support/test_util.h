@@ -7,8 +7,19 @@
 #include <string>
 
 #include "core/core.h"
+#include "ops/ops.h"
 
 namespace tg::testing {
+
+/// GoogleTest adapter for tg::gradcheck: EXPECT_TRUE(GradcheckPasses(fn, {x, w})) fails with
+/// gradcheck's message (input, element, analytic and numeric values, tolerance).
+inline ::testing::AssertionResult GradcheckPasses(
+    const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
+    const GradcheckOptions& options = {}) {
+  const GradcheckResult r = gradcheck(fn, inputs, options);
+  if (r.ok) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << r.message;
+}
 
 /// Matches an exception message that contains every one of `parts`.
 template <class... Parts>
@@ -17,6 +28,9 @@ auto MessageHas(const Parts&... parts) {
 }
 
 }  // namespace tg::testing
+
+/// EXPECT_GRADCHECK(fn, inputs[, options]): the backward of fn agrees with finite differences.
+#define EXPECT_GRADCHECK(...) EXPECT_TRUE(::tg::testing::GradcheckPasses(__VA_ARGS__))
 
 /// Asserts that `statement` throws tg::Kind (exactly that kind or a subclass) with a message
 /// containing each of the strings that follow, e.g.

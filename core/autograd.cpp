@@ -1,0 +1,408 @@
+// core/autograd.cpp — recording nodes and running backward over the tape.
+#include "core/autograd.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/broadcast.h"
+#include "core/factories.h"
+#include "core/strided_loop.h"
+
+namespace tg {
+namespace {
+
+thread_local bool t_grad_mode = true;
+thread_local bool t_anomaly_mode = false;
+std::atomic<uint64_t> g_next_sequence_nr{0};
+
+// dst += src, elementwise (same shape), in dst's dtype. Used to sum gradients.
+void accumulate(Tensor& dst, const Tensor& src) {
+  visit_dtype(dst.dtype(), [&]<class T>() {
+    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, int64_t>) {
+      detail::raise<DTypeError>("backward: cannot accumulate gradients of dtype {}", dst.dtype());
+    } else {
+      const Tensor s = src.dtype() == dst.dtype() ? src : src.to(dst.dtype());
+      T* d = dst.data<T>();
+      const T* p = s.data<T>();
+      detail::for_each_offset<2>(dst.shape(), {&dst.strides(), &s.strides()}, [&](const auto& o) {
+        d[o[0]] = convert<T>(convert<float>(d[o[0]]) + convert<float>(p[o[1]]));
+      });
+    }
+  });
+}
+
+// f64 accumulates in double; the loop above widens 16-bit types to float.
+void add_into(Tensor& dst, const Tensor& src) {
+  if (dst.dtype() == kFloat64) {
+    double* d = dst.data<double>();
+    const Tensor s = src.dtype() == kFloat64 ? src : src.to(kFloat64);
+    const double* p = s.data<double>();
+    detail::for_each_offset<2>(dst.shape(), {&dst.strides(), &s.strides()},
+                               [&](const auto& o) { d[o[0]] += p[o[1]]; });
+  } else {
+    accumulate(dst, src);
+  }
+}
+
+bool has_non_finite(const Tensor& t) {
+  bool bad = false;
+  visit_dtype(t.dtype(), [&]<class T>() {
+    const T* p = t.data<T>();
+    detail::for_each_offset<1>(t.shape(), {&t.strides()}, [&](const auto& o) {
+      bad = bad || !std::isfinite(convert<double>(p[o[0]]));
+    });
+  });
+  return bad;
+}
+
+std::string describe(const Here& where) {
+  if (where.line() == 0) return "an unrecorded location (call the op's apply_at to record it)";
+  return fmt::format("{}:{} in {}", where.file_name(), where.line(), where.function_name());
+}
+
+// A gradient that is about to be kept somewhere we will later add into: make it ours.
+Tensor own(const Tensor& g) { return g.clone(); }
+
+// One backward pass. Without captures, gradients reaching leaves go into their .grad;
+// with captures (tg::grad), they are returned for the captured tensors instead and no
+// .grad is touched.
+struct Engine {
+  bool retain_graph = false;
+  bool capturing = false;
+  // Captured tensors: leaves by impl, non-leaves by (node, output_nr).
+  std::unordered_map<const TensorImpl*, size_t> leaf_capture;
+  std::unordered_map<const Node*, std::vector<std::pair<uint32_t, size_t>>> node_capture;
+  std::vector<Tensor> captured;
+
+  std::unordered_map<const Node*, std::vector<Tensor>> pending;
+
+  void add_pending(const std::shared_ptr<Node>& node, uint32_t output_nr, const Tensor& g) {
+    auto& slots = pending[node.get()];
+    if (slots.empty()) slots.resize(node->outputs.size());
+    Tensor& slot = slots[output_nr];
+    if (!slot.defined()) {
+      slot = g;
+    } else {
+      if (slot.impl() == g.impl() || !slot.is_contiguous()) slot = own(slot);
+      add_into(slot, g);
+    }
+  }
+
+  void add_captured(size_t index, const Tensor& g) {
+    Tensor& slot = captured[index];
+    if (!slot.defined()) slot = own(g);
+    else add_into(slot, g);
+  }
+
+  void reach_leaf(const std::shared_ptr<TensorImpl>& leaf_impl, Tensor g) {
+    for (const auto& hook : leaf_impl->hooks) {
+      Tensor replaced = hook(g);
+      if (replaced.defined()) g = replaced;
+    }
+    if (capturing) {
+      if (auto it = leaf_capture.find(leaf_impl.get()); it != leaf_capture.end()) {
+        add_captured(it->second, g);
+      }
+      return;
+    }
+    Tensor leaf(leaf_impl);
+    if (!leaf.grad().defined()) {
+      leaf.set_grad(own(g).detach());
+    } else {
+      Tensor acc = leaf.grad();
+      add_into(acc, g);
+    }
+  }
+
+  void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads) {
+    // 1. Every node reachable from the roots, found without recursion.
+    std::vector<std::shared_ptr<Node>> nodes;
+    std::unordered_set<const Node*> seen;
+    std::vector<std::shared_ptr<Node>> stack;
+    for (const Tensor& r : roots) {
+      if (r.grad_fn() && seen.insert(r.grad_fn().get()).second) stack.push_back(r.grad_fn());
+    }
+    while (!stack.empty()) {
+      std::shared_ptr<Node> n = std::move(stack.back());
+      stack.pop_back();
+      for (const Edge& e : n->next_edges) {
+        if (e.fn && seen.insert(e.fn.get()).second) stack.push_back(e.fn);
+      }
+      nodes.push_back(std::move(n));
+    }
+    // 2. Reverse tape order: later ops first.
+    std::sort(nodes.begin(), nodes.end(),
+              [](const auto& a, const auto& b) { return a->sequence_nr() > b->sequence_nr(); });
+
+    // 3. Seed the roots' gradients.
+    for (size_t i = 0; i < roots.size(); ++i) {
+      if (roots[i].grad_fn()) {
+        add_pending(roots[i].grad_fn(), roots[i].impl()->output_nr, root_grads[i]);
+      } else {
+        reach_leaf(roots[i].shared_impl(), root_grads[i]);
+      }
+    }
+
+    // 4. Replay.
+    NoGradGuard no_grad;  // backward computes values; it records nothing
+    for (const auto& node : nodes) {
+      auto it = pending.find(node.get());
+      if (it == pending.end()) continue;  // no gradient flowed here
+      std::vector<Tensor> grads = std::move(it->second);
+      pending.erase(it);
+      TG_CHECK(!node->released(), MisuseError,
+               "backward: trying to backward through the graph a second time: the tensors "
+               "saved by '{}' were freed by the first backward. Pass retain_graph=true to "
+               "the first backward if you need to run it again",
+               node->name());
+      for (const auto& [output_nr, hook] : node->pre_hooks) {
+        if (!grads[output_nr].defined()) continue;
+        Tensor replaced = hook(grads[output_nr]);
+        if (replaced.defined()) grads[output_nr] = replaced;
+      }
+      if (auto c = node_capture.find(node.get()); c != node_capture.end()) {
+        for (auto [output_nr, index] : c->second) {
+          if (grads[output_nr].defined()) add_captured(index, grads[output_nr]);
+        }
+      }
+      for (size_t i = 0; i < grads.size(); ++i) {
+        if (!grads[i].defined()) grads[i] = zeros(node->outputs[i].shape, node->outputs[i].dtype);
+      }
+
+      std::vector<Tensor> input_grads = node->apply(grads);
+      check_input_grads(*node, input_grads);
+
+      for (size_t i = 0; i < input_grads.size(); ++i) {
+        const Edge& e = node->next_edges[i];
+        if (!input_grads[i].defined()) continue;
+        if (e.fn) add_pending(e.fn, e.output_nr, input_grads[i]);
+        else if (e.leaf) reach_leaf(e.leaf, input_grads[i]);
+      }
+      if (!retain_graph) node->release();
+    }
+  }
+
+  void check_input_grads(const Node& node, std::vector<Tensor>& grads) const {
+    TG_CHECK(grads.size() == node.next_edges.size(), Error,
+             "backward of '{}' returned {} gradients, but the op has {} tensor inputs (one slot "
+             "per input, undefined where no gradient is needed)",
+             node.name(), grads.size(), node.next_edges.size());
+    for (size_t i = 0; i < grads.size(); ++i) {
+      Tensor& g = grads[i];
+      const Edge& e = node.next_edges[i];
+      if (!g.defined() || (!e.fn && !e.leaf)) {
+        g = Tensor();
+        continue;
+      }
+      const TensorMeta& in = node.inputs[i];
+      TG_CHECK(g.shape() == in.shape, ShapeError,
+               "backward of '{}' returned a gradient of shape {} for input {}, which has shape {}",
+               node.name(), g.shape(), i, in.shape);
+      if (g.dtype() != in.dtype) g = g.to(in.dtype);
+      if (anomaly_mode_enabled() && has_non_finite(g)) {
+        detail::raise<ValueError>(
+            "anomaly: the backward of '{}' produced a non-finite value (NaN or Inf) in the "
+            "gradient of its input {}; that op was called at {}",
+            node.name(), i, describe(node.where()));
+      }
+    }
+  }
+};
+
+void check_root(const Tensor& root, const char* op) {
+  TG_CHECK(root.defined(), MisuseError, "{}: the output tensor is undefined", op);
+  TG_CHECK(root.requires_grad(), MisuseError,
+           "{}: the tensor of shape {} does not require grad and has no grad_fn: nothing on the "
+           "tape leads to it. Did you forget requires_grad_() on a leaf, or compute it under "
+           "NoGradGuard?",
+           op, root.shape());
+}
+
+Tensor root_gradient(const Tensor& root, const Tensor& grad, const char* op) {
+  if (!grad.defined()) {
+    TG_CHECK(root.numel() == 1, MisuseError,
+             "{}: a gradient can be created implicitly only for a scalar output, but the output "
+             "has shape {}; pass the upstream gradient explicitly",
+             op, root.shape());
+    return ones(root.shape(), root.dtype());
+  }
+  TG_CHECK(grad.shape() == root.shape(), ShapeError,
+           "{}: the upstream gradient of shape {} does not match the output of shape {}", op,
+           grad.shape(), root.shape());
+  return grad.dtype() == root.dtype() ? grad : grad.to(root.dtype());
+}
+
+}  // namespace
+
+bool grad_mode_enabled() { return t_grad_mode; }
+void set_grad_mode(bool enabled) { t_grad_mode = enabled; }
+bool anomaly_mode_enabled() { return t_anomaly_mode; }
+DetectAnomalyGuard::DetectAnomalyGuard() : previous_(t_anomaly_mode) { t_anomaly_mode = true; }
+DetectAnomalyGuard::~DetectAnomalyGuard() { t_anomaly_mode = previous_; }
+
+Node::Node(std::string_view name, Here where)
+    : name_(name), where_(where), sequence_nr_(g_next_sequence_nr++) {}
+
+Node::~Node() {
+  // Destroying a node drops its edges, which may destroy the node before it, and so on:
+  // a chain of 100,000 ops would recurse 100,000 deep and overflow the stack. Instead,
+  // nodes we are the last owner of are moved to a list and destroyed by one loop.
+  thread_local std::vector<std::shared_ptr<Node>> doomed;
+  thread_local bool draining = false;
+  for (Edge& e : next_edges) {
+    if (e.fn && e.fn.use_count() == 1) doomed.push_back(std::move(e.fn));
+  }
+  if (draining) return;
+  draining = true;
+  while (!doomed.empty()) {
+    std::shared_ptr<Node> n = std::move(doomed.back());
+    doomed.pop_back();
+    n.reset();  // its destructor appends its own sole-owned inputs to `doomed`
+  }
+  draining = false;
+}
+
+void Node::release() {
+  release_saved();
+  released_ = true;
+}
+
+namespace detail {
+
+Tensor detached_alias(const Tensor& t) {
+  return make_view(t, t.shape(), t.strides(), t.storage_offset());
+}
+
+void check_version(const Tensor& saved, uint64_t version, std::string_view op, size_t index) {
+  TG_CHECK(saved.storage()->version() == version, MisuseError,
+           "backward of '{}': saved tensor {} (shape {}) was modified in place after it was "
+           "saved (version {} -> {}); the gradient would be wrong. Clone it before modifying "
+           "it, or do the in-place op under NoGradGuard before the forward",
+           op, index, saved.shape(), version, saved.storage()->version());
+}
+
+void record(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs,
+            std::vector<Tensor>& outputs) {
+  for (const Tensor& in : inputs) {
+    Edge e;
+    if (in.defined() && in.requires_grad()) {
+      if (in.grad_fn()) {
+        e.fn = in.grad_fn();
+        e.output_nr = in.impl()->output_nr;
+      } else {
+        e.leaf = in.shared_impl();
+      }
+    }
+    node->next_edges.push_back(std::move(e));
+    node->inputs.push_back(in.defined() ? TensorMeta{in.shape(), in.dtype()} : TensorMeta{});
+  }
+  for (uint32_t i = 0; i < outputs.size(); ++i) {
+    Tensor& out = outputs[i];
+    node->outputs.push_back({out.shape(), out.dtype()});
+    if (!is_floating_point(out.dtype())) continue;  // integer outputs carry no gradient
+    // An op may return one of its inputs (or an output that already has history, e.g.
+    // contiguous() of a contiguous tensor): give the output its own impl first.
+    bool shared = out.impl()->grad_fn != nullptr || out.impl()->requires_grad;
+    for (const Tensor& in : inputs) shared = shared || (in.defined() && in.impl() == out.impl());
+    if (shared) out = detached_alias(out);
+    out.impl()->grad_fn = node;
+    out.impl()->output_nr = i;
+    out.impl()->requires_grad = true;
+  }
+}
+
+}  // namespace detail
+
+void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
+  check_root(root, "backward");
+  Engine engine;
+  engine.retain_graph = retain_graph;
+  engine.run({root}, {root_gradient(root, grad, "backward")});
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, bool retain_graph,
+                         bool allow_unused) {
+  TG_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(), ValueError,
+           "grad: {} grad_outputs for {} outputs", grad_outputs.size(), outputs.size());
+  Engine engine;
+  engine.retain_graph = retain_graph;
+  engine.capturing = true;
+  engine.captured.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& in = inputs[i];
+    TG_CHECK(in.defined() && in.requires_grad(), MisuseError,
+             "grad: input {} does not require grad, so it has no gradient; call "
+             "requires_grad_() on it before the forward",
+             i);
+    if (in.grad_fn()) {
+      engine.node_capture[in.grad_fn().get()].push_back({in.impl()->output_nr, i});
+    } else {
+      engine.leaf_capture[in.impl()] = i;
+    }
+  }
+  std::vector<Tensor> seeds;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    check_root(outputs[i], "grad");
+    seeds.push_back(
+        root_gradient(outputs[i], grad_outputs.empty() ? Tensor() : grad_outputs[i], "grad"));
+  }
+  engine.run(outputs, seeds);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    TG_CHECK(allow_unused || engine.captured[i].defined(), MisuseError,
+             "grad: input {} (shape {}) was not used to compute the outputs; pass "
+             "allow_unused=true to get an undefined gradient for it instead",
+             i, inputs[i].shape());
+  }
+  return engine.captured;
+}
+
+// ---------------------------------------------------------------- Tensor's autograd methods
+
+Tensor Tensor::grad() const {
+  const TensorImpl& t = checked();
+  TG_CHECK(t.grad_fn == nullptr || t.retains_grad, MisuseError,
+           "grad: this tensor is not a leaf (it was made by '{}'), and backward fills .grad only "
+           "for leaves; call retain_grad() on it before backward to keep its gradient",
+           t.grad_fn->name());
+  return Tensor(t.grad);
+}
+
+void Tensor::backward(const Tensor& grad, bool retain_graph) const {
+  tg::backward(*this, grad, retain_graph);
+}
+
+void Tensor::retain_grad() const {
+  const TensorImpl& t = checked();
+  TG_CHECK(t.requires_grad, MisuseError,
+           "retain_grad: the tensor does not require grad, so it will never get a gradient");
+  if (t.grad_fn == nullptr || t.retains_grad) return;  // leaves keep theirs anyway
+  impl_->retains_grad = true;
+  std::weak_ptr<TensorImpl> weak = impl_;
+  t.grad_fn->pre_hooks.push_back({t.output_nr, [weak](const Tensor& g) {
+                                    if (auto impl = weak.lock()) {
+                                      if (!impl->grad) impl->grad = g.clone().shared_impl();
+                                      else {
+                                        Tensor acc(impl->grad);
+                                        add_into(acc, g);
+                                      }
+                                    }
+                                    return Tensor();
+                                  }});
+}
+
+void Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
+  const TensorImpl& t = checked();
+  TG_CHECK(t.requires_grad, MisuseError,
+           "register_hook: the tensor does not require grad, so no gradient will flow through "
+           "it; call requires_grad_() on the leaf first");
+  if (t.grad_fn) t.grad_fn->pre_hooks.push_back({t.output_nr, std::move(hook)});
+  else impl_->hooks.push_back(std::move(hook));
+}
+
+Tensor Tensor::detach() const { return detail::detached_alias(*this); }
+
+}  // namespace tg

@@ -1,0 +1,2 @@
+// ops/index.cpp
+#include "ops/index.h"

@@ -1,0 +1,4 @@
+// ops/index.h
+#pragma once
+
+#include "core/autograd.h"

@@ -1,0 +1,2 @@
+// ops/join.cpp
+#include "ops/join.h"

@@ -1,0 +1,4 @@
+// ops/join.h
+#pragma once
+
+#include "core/autograd.h"

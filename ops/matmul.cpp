@@ -1,0 +1,2 @@
+// ops/matmul.cpp
+#include "ops/matmul.h"

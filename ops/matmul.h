@@ -1,0 +1,4 @@
+// ops/matmul.h
+#pragma once
+
+#include "core/autograd.h"

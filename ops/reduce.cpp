@@ -1,0 +1,2 @@
+// ops/reduce.cpp
+#include "ops/reduce.h"

@@ -1,0 +1,4 @@
+// ops/reduce.h
+#pragma once
+
+#include "core/autograd.h"

@@ -1,0 +1,2 @@
+// ops/unary.cpp
+#include "ops/unary.h"

@@ -1,0 +1,4 @@
+// ops/unary.h
+#pragma once
+
+#include "core/autograd.h"

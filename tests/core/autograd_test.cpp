@@ -1,0 +1,2 @@
+// tests/core/autograd_test.cpp
+#include "test_util.h"

@@ -1,0 +1,2 @@
+// tests/core/gradcheck_test.cpp
+#include "test_util.h"

@@ -1,0 +1,2 @@
+// tests/core/view_grad_test.cpp
+#include "test_util.h"

@@ -1,0 +1,2 @@
+// tests/ops/arithmetic_test.cpp
+#include "test_util.h"

@@ -1,0 +1,2 @@
+// tests/ops/index_test.cpp
+#include "test_util.h"

@@ -1,0 +1,2 @@
+// tests/ops/join_test.cpp
+#include "test_util.h"

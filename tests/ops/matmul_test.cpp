@@ -1,0 +1,2 @@
+// tests/ops/matmul_test.cpp
+#include "test_util.h"

@@ -1,0 +1,2 @@
+// tests/ops/reduce_test.cpp
+#include "test_util.h"

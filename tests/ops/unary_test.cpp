@@ -1,0 +1,2 @@
+// tests/ops/unary_test.cpp
+#include "test_util.h"
