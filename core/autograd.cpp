@@ -66,6 +66,26 @@ std::string describe(const Here& where) {
 // A gradient that is about to be kept somewhere we will later add into: make it ours.
 Tensor own(const Tensor& g) { return g.clone(); }
 
+// The sum of the gradients arriving at one place. The first one is kept as is (often the
+// only one); before adding a second in place, the slot takes a private copy, because a
+// backward may hand the same tensor to several inputs (add returns dout twice), and the
+// first may even be the caller's upstream gradient.
+struct GradSum {
+  Tensor sum;
+  bool owned = false;
+  void add(const Tensor& g) {
+    if (!sum.defined()) {
+      sum = g;
+      return;
+    }
+    if (!owned) {
+      sum = own(sum);
+      owned = true;
+    }
+    add_into(sum, g);
+  }
+};
+
 // One backward pass. Without captures, gradients reaching leaves go into their .grad;
 // with captures (tg::grad), they are returned for the captured tensors instead and no
 // .grad is touched.
@@ -77,18 +97,22 @@ struct Engine {
   std::unordered_map<const Node*, std::vector<std::pair<uint32_t, size_t>>> node_capture;
   std::vector<Tensor> captured;
 
-  std::unordered_map<const Node*, std::vector<Tensor>> pending;
+  std::unordered_map<const Node*, std::vector<GradSum>> pending;
+  // Gradients reaching leaves, summed over every edge into the leaf, and delivered once
+  // (hooks, then .grad) after the replay: a leaf is the end of every path through it.
+  std::vector<std::pair<std::shared_ptr<TensorImpl>, GradSum>> leaf_grads;
+  std::unordered_map<const TensorImpl*, size_t> leaf_index;
+
+  void add_leaf(const std::shared_ptr<TensorImpl>& leaf, const Tensor& g) {
+    auto [it, fresh] = leaf_index.try_emplace(leaf.get(), leaf_grads.size());
+    if (fresh) leaf_grads.push_back({leaf, GradSum{}});
+    leaf_grads[it->second].second.add(g);
+  }
 
   void add_pending(const std::shared_ptr<Node>& node, uint32_t output_nr, const Tensor& g) {
     auto& slots = pending[node.get()];
     if (slots.empty()) slots.resize(node->outputs.size());
-    Tensor& slot = slots[output_nr];
-    if (!slot.defined()) {
-      slot = g;
-    } else {
-      if (slot.impl() == g.impl() || !slot.is_contiguous()) slot = own(slot);
-      add_into(slot, g);
-    }
+    slots[output_nr].add(g);
   }
 
   void add_captured(size_t index, const Tensor& g) {
@@ -97,7 +121,7 @@ struct Engine {
     else add_into(slot, g);
   }
 
-  void reach_leaf(const std::shared_ptr<TensorImpl>& leaf_impl, Tensor g) {
+  void deliver_to_leaf(const std::shared_ptr<TensorImpl>& leaf_impl, Tensor g) {
     for (const auto& hook : leaf_impl->hooks) {
       Tensor replaced = hook(g);
       if (replaced.defined()) g = replaced;
@@ -142,7 +166,7 @@ struct Engine {
       if (roots[i].grad_fn()) {
         add_pending(roots[i].grad_fn(), roots[i].impl()->output_nr, root_grads[i]);
       } else {
-        reach_leaf(roots[i].shared_impl(), root_grads[i]);
+        add_leaf(roots[i].shared_impl(), root_grads[i]);
       }
     }
 
@@ -151,7 +175,8 @@ struct Engine {
     for (const auto& node : nodes) {
       auto it = pending.find(node.get());
       if (it == pending.end()) continue;  // no gradient flowed here
-      std::vector<Tensor> grads = std::move(it->second);
+      std::vector<Tensor> grads;
+      for (GradSum& s : it->second) grads.push_back(std::move(s.sum));
       pending.erase(it);
       TG_CHECK(!node->released(), MisuseError,
                "backward: trying to backward through the graph a second time: the tensors "
@@ -179,10 +204,11 @@ struct Engine {
         const Edge& e = node->next_edges[i];
         if (!input_grads[i].defined()) continue;
         if (e.fn) add_pending(e.fn, e.output_nr, input_grads[i]);
-        else if (e.leaf) reach_leaf(e.leaf, input_grads[i]);
+        else if (e.leaf) add_leaf(e.leaf, input_grads[i]);
       }
       if (!retain_graph) node->release();
     }
+    for (auto& [leaf, g] : leaf_grads) deliver_to_leaf(leaf, g.sum);
   }
 
   void check_input_grads(const Node& node, std::vector<Tensor>& grads) const {

@@ -1,2 +1,372 @@
-// tests/core/autograd_test.cpp
+// tests/core/autograd_test.cpp — the tape, backward, grad, hooks, modes and misuse errors.
+#include <cmath>
+
 #include "test_util.h"
+
+namespace {
+
+using tg::Context;
+using tg::Function;
+using tg::Tensor;
+
+Tensor vec(std::vector<double> v) { return tg::tensor(v); }
+std::vector<double> values(const Tensor& t) { return t.to(tg::kFloat64).to_vector<double>(); }
+
+TEST(AutogradTest, LeafGradientsAccumulateAcrossBackwardCalls) {
+  Tensor a = vec({1, 2, 3}).requires_grad_();
+  Tensor b = vec({4, 5, 6}).requires_grad_();
+  tg::backward(a * b, tg::ones({3}, tg::kFloat64));
+  EXPECT_EQ(values(a.grad()), (std::vector<double>{4, 5, 6}));  // d(ab)/da = b
+  EXPECT_EQ(values(b.grad()), (std::vector<double>{1, 2, 3}));
+  (a * b).backward(tg::ones({3}, tg::kFloat64));  // a new graph: += into .grad
+  EXPECT_EQ(values(a.grad()), (std::vector<double>{8, 10, 12}));
+  a.set_grad(Tensor());  // zero_grad
+  EXPECT_FALSE(a.grad().defined());
+}
+
+TEST(AutogradTest, FanOutSumsTheGradientsOfEveryUse) {
+  // y = a*a + a uses a three times: dy/da = 2a + 1.
+  Tensor a = vec({1, -2}).requires_grad_();
+  (a * a + a).backward(tg::ones({2}, tg::kFloat64));
+  EXPECT_EQ(values(a.grad()), (std::vector<double>{3, -3}));
+}
+
+TEST(AutogradTest, BroadcastGradientsAreSummedToTheInputShape) {
+  Tensor col = tg::tensor({1.0, 2.0}, {2, 1}).requires_grad_();
+  Tensor row = tg::tensor({10.0, 20.0, 30.0}, {3}).requires_grad_();
+  (col * row).backward(tg::ones({2, 3}, tg::kFloat64));
+  EXPECT_EQ(col.grad().shape(), (tg::Shape{2, 1}));
+  EXPECT_EQ(values(col.grad()), (std::vector<double>{60, 60}));
+  EXPECT_EQ(values(row.grad()), (std::vector<double>{3, 3, 3}));
+}
+
+TEST(AutogradTest, ScalarRootNeedsNoUpstreamGradient) {
+  Tensor a = tg::scalar_tensor(3.0, tg::kFloat64).requires_grad_();
+  (a * a).backward();
+  EXPECT_EQ(a.grad().item<double>(), 6.0);
+}
+
+TEST(AutogradTest, SecondBackwardThroughAFreedGraphIsMisuse) {
+  Tensor a = vec({1, 2}).requires_grad_();
+  Tensor y = a * a;
+  y.backward(tg::ones({2}, tg::kFloat64));
+  EXPECT_TG_THROW(y.backward(tg::ones({2}, tg::kFloat64)), MisuseError, "second time", "'mul'",
+                  "retain_graph=true");
+  EXPECT_EQ(values(a.grad()), (std::vector<double>{2, 4}));  // not double-counted
+}
+
+TEST(AutogradTest, RetainGraphAllowsASecondBackward) {
+  Tensor a = vec({1, 2}).requires_grad_();
+  Tensor y = a * a;
+  y.backward(tg::ones({2}, tg::kFloat64), /*retain_graph=*/true);
+  y.backward(tg::ones({2}, tg::kFloat64));
+  EXPECT_EQ(values(a.grad()), (std::vector<double>{4, 8}));
+}
+
+TEST(AutogradTest, BackwardErrorsNameTheProblem) {
+  Tensor a = vec({1, 2}).requires_grad_();
+  EXPECT_TG_THROW((a * a).backward(), MisuseError, "backward", "scalar", "(2)");
+  EXPECT_TG_THROW((a * a).backward(tg::ones({3}, tg::kFloat64)), ShapeError, "backward", "(3)",
+                  "(2)");
+  EXPECT_TG_THROW(vec({1}).backward(), MisuseError, "backward", "does not require grad",
+                  "requires_grad_()");
+  EXPECT_TG_THROW(tg::backward(Tensor()), MisuseError, "undefined");
+}
+
+TEST(AutogradTest, NoGradGuardRecordsAndSavesNothing) {
+  Tensor a = vec({1, 2}).requires_grad_();
+  Tensor y;
+  {
+    tg::NoGradGuard no_grad;
+    EXPECT_FALSE(tg::grad_mode_enabled());
+    y = a * a;
+  }
+  EXPECT_TRUE(tg::grad_mode_enabled());
+  EXPECT_FALSE(y.requires_grad());
+  EXPECT_EQ(y.grad_fn(), nullptr);
+  EXPECT_EQ(values(y), (std::vector<double>{1, 4}));
+}
+
+TEST(AutogradTest, DetachSharesDataButCutsHistory) {
+  Tensor a = vec({1, 2}).requires_grad_();
+  Tensor y = a * a;
+  Tensor d = y.detach();
+  EXPECT_FALSE(d.requires_grad());
+  EXPECT_TRUE(d.is_leaf());
+  EXPECT_EQ(d.storage(), y.storage());
+  (d * a).backward(tg::ones({2}, tg::kFloat64));  // only the a factor reaches a
+  EXPECT_EQ(values(a.grad()), (std::vector<double>{1, 4}));
+}
+
+TEST(AutogradTest, OnlyLeavesCanChangeRequiresGrad) {
+  Tensor a = vec({1}).requires_grad_();
+  Tensor y = a * a;
+  EXPECT_FALSE(y.is_leaf());
+  EXPECT_TG_THROW(y.requires_grad_(false), MisuseError, "requires_grad_", "mul", "leaf");
+  EXPECT_TG_THROW(tg::tensor({1, 2}, {2}).requires_grad_(), DTypeError, "int64");
+}
+
+TEST(AutogradTest, NonLeafGradNeedsRetainGrad) {
+  Tensor a = vec({1, 2}).requires_grad_();
+  Tensor h = a * a;
+  Tensor y = h * a;
+  Tensor kept = a + a;
+  kept.retain_grad();
+  (y + kept).backward(tg::ones({2}, tg::kFloat64));
+  EXPECT_TG_THROW(h.grad(), MisuseError, "not a leaf", "'mul'", "retain_grad()");
+  EXPECT_EQ(values(kept.grad()), (std::vector<double>{1, 1}));
+  EXPECT_EQ(values(a.grad()), (std::vector<double>{3 + 2, 12 + 2}));  // 3a^2 + 2
+}
+
+TEST(AutogradTest, FunctionalGradLeavesDotGradAlone) {
+  Tensor a = vec({1, 2}).requires_grad_();
+  Tensor b = vec({3, 4}).requires_grad_();
+  Tensor h = a * b;
+  const auto g = tg::grad({h * a}, {a, h}, {tg::ones({2}, tg::kFloat64)});
+  EXPECT_EQ(values(g[0]), (std::vector<double>{6, 16}));  // d(a^2 b)/da = 2ab
+  EXPECT_EQ(values(g[1]), (std::vector<double>{1, 2}));   // d(h a)/dh = a
+  EXPECT_FALSE(a.grad().defined());
+  EXPECT_FALSE(b.grad().defined());
+}
+
+TEST(AutogradTest, FunctionalGradErrors) {
+  Tensor a = vec({1}).requires_grad_();
+  Tensor unused = vec({1}).requires_grad_();
+  Tensor y = a * a;
+  EXPECT_TG_THROW(tg::grad({y}, {vec({1})}), MisuseError, "grad", "input 0",
+                  "does not require grad");
+  EXPECT_TG_THROW(tg::grad({y}, {a, unused}, {}, true), MisuseError, "input 1", "not used",
+                  "allow_unused");
+  const auto g = tg::grad({y}, {a, unused}, {}, false, /*allow_unused=*/true);
+  EXPECT_EQ(g[0].item<double>(), 2.0);
+  EXPECT_FALSE(g[1].defined());
+}
+
+TEST(AutogradTest, AHundredThousandOpChainNeedsNoRecursion) {
+  // Backward, and the destruction of the graph, must both be loops: a recursive engine
+  // would overflow the stack long before 100,000 nodes.
+  Tensor x = vec({1.5}).requires_grad_();
+  const Tensor one = vec({1.0});
+  {
+    Tensor z = x;
+    for (int i = 0; i < 100000; ++i) z = z * one;
+    z.backward(tg::ones({1}, tg::kFloat64));
+  }
+  EXPECT_EQ(x.grad().item<double>(), 1.0);
+  Tensor z = x;
+  for (int i = 0; i < 100000; ++i) z = z * one;  // dropped without a backward
+}
+
+TEST(AutogradTest, ModifyingASavedTensorInPlaceIsDetected) {
+  Tensor a = vec({1, 2}).requires_grad_();
+  Tensor b = vec({3, 4}).requires_grad_();
+  Tensor y = a * b;  // mul saves a and b
+  {
+    tg::NoGradGuard no_grad;
+    b.fill_(0.0);  // bumps b's storage version
+  }
+  EXPECT_TG_THROW(y.backward(tg::ones({2}, tg::kFloat64)), MisuseError, "'mul'", "saved tensor 1",
+                  "modified in place", "version 0 -> 1");
+}
+
+TEST(AutogradTest, InPlaceWritesToTheTapeAreRefused) {
+  Tensor a = vec({1, 2}).requires_grad_();
+  EXPECT_TG_THROW(a.fill_(0.0), MisuseError, "fill_", "leaf", "NoGradGuard");
+  Tensor y = a * a;
+  EXPECT_TG_THROW(y.copy_(vec({5, 6})), MisuseError, "copy_", "recorded op");
+  tg::NoGradGuard no_grad;
+  a.fill_(7.0);  // the optimizer's way
+  EXPECT_EQ(values(a), (std::vector<double>{7, 7}));
+}
+
+// A deliberately broken op: its backward divides by its input, so x = 0 gives Inf.
+struct Reciprocal : Function<Reciprocal> {
+  static constexpr std::string_view kName = "reciprocal";
+  static Tensor forward(Context<>& ctx, const Tensor& x) {
+    ctx.save_for_backward(x);
+    Tensor out = tg::empty_like(x);
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      out.data<double>()[i] = 1.0 / x.contiguous().data<double>()[i];
+    }
+    return out;
+  }
+  static std::vector<Tensor> backward(Context<>& ctx, const std::vector<Tensor>& g) {
+    const Tensor x = ctx.saved_tensors()[0].contiguous();
+    Tensor dx = tg::empty_like(x);
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const double v = x.data<double>()[i];
+      dx.data<double>()[i] = -g[0].contiguous().data<double>()[i] / (v * v);
+    }
+    return {dx};
+  }
+};
+
+TEST(AutogradTest, AnomalyModeNamesTheOpAndTheCallingLine) {
+  Tensor x = vec({0.0, 1.0}).requires_grad_();
+  {
+    Tensor y = Reciprocal::apply(x);
+    EXPECT_NO_THROW(y.backward(tg::ones({2}, tg::kFloat64)));  // off: Inf flows silently
+    EXPECT_TRUE(std::isinf(values(x.grad())[0]));
+  }
+  tg::DetectAnomalyGuard anomaly;
+  const int line = __LINE__ + 1;
+  Tensor y = Reciprocal::apply_at(tg::Here::current(), x);
+  EXPECT_TG_THROW(y.backward(tg::ones({2}, tg::kFloat64)), ValueError, "anomaly", "'reciprocal'",
+                  "input 0", fmt::format("autograd_test.cpp:{}", line));
+}
+
+TEST(AutogradTest, AnomalyModeThroughAnOperatorPointsAtTheExpression) {
+  Tensor x = vec({0.0}).requires_grad_();
+  Tensor inf = vec({INFINITY});
+  tg::DetectAnomalyGuard anomaly;
+  const int line = __LINE__ + 1;
+  Tensor y = x * inf;  // d/dx = inf
+  EXPECT_TG_THROW(y.backward(tg::ones({1}, tg::kFloat64)), ValueError, "'mul'",
+                  fmt::format("autograd_test.cpp:{}", line));
+}
+
+TEST(AutogradTest, HooksSeeAndMayReplaceGradients) {
+  Tensor a = vec({1, 2}).requires_grad_();
+  std::vector<double> seen_mid, seen_leaf;
+  a.register_hook([&](const Tensor& g) {
+    seen_leaf = values(g);
+    return tg::mul(g, vec({10, 10}));  // replaces the leaf's gradient
+  });
+  Tensor h = a * a;
+  h.register_hook([&](const Tensor& g) {
+    seen_mid = values(g);
+    return Tensor();  // keep
+  });
+  (h * vec({3, 3})).backward(tg::ones({2}, tg::kFloat64));
+  EXPECT_EQ(seen_mid, (std::vector<double>{3, 3}));
+  EXPECT_EQ(seen_leaf, (std::vector<double>{6, 12}));
+  EXPECT_EQ(values(a.grad()), (std::vector<double>{60, 120}));
+  EXPECT_TG_THROW(vec({1}).register_hook([](const Tensor&) { return Tensor(); }), MisuseError,
+                  "register_hook", "does not require grad");
+}
+
+// Custom Functions exercising the API's contract.
+struct ScaleBy : Function<ScaleBy> {
+  static constexpr std::string_view kName = "scale_by";
+  struct State {
+    double factor = 0;
+    bool needed_x = false, needed_y = false;
+  };
+  static Tensor forward(Context<State>& ctx, const Tensor& x, double factor, const Tensor& y) {
+    ctx.state.factor = factor;
+    ctx.state.needed_x = ctx.needs_input_grad(0);
+    ctx.state.needed_y = ctx.needs_input_grad(1);
+    return tg::mul(x, tg::full(x.shape(), factor, x.dtype())) + y;
+  }
+  static std::vector<Tensor> backward(Context<State>& ctx, const std::vector<Tensor>& g) {
+    EXPECT_TRUE(ctx.state.needed_x);
+    EXPECT_FALSE(ctx.state.needed_y);
+    return {tg::mul(g[0], tg::full(g[0].shape(), ctx.state.factor, g[0].dtype())), Tensor()};
+  }
+};
+
+TEST(AutogradTest, CustomFunctionWithStateAndMixedArguments) {
+  Tensor x = vec({1, 2}).requires_grad_();
+  Tensor y = ScaleBy::apply(x, 2.5, vec({1, 1}));
+  EXPECT_EQ(values(y), (std::vector<double>{3.5, 6}));
+  EXPECT_EQ(y.grad_fn()->name(), "scale_by");
+  y.backward(tg::ones({2}, tg::kFloat64));
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{2.5, 2.5}));
+}
+
+struct WrongCount : Function<WrongCount> {
+  static Tensor forward(Context<>&, const Tensor& x) { return x.clone(); }
+  static std::vector<Tensor> backward(Context<>&, const std::vector<Tensor>& g) {
+    return {g[0], g[0]};
+  }
+};
+struct WrongShape : Function<WrongShape> {
+  static constexpr std::string_view kName = "wrong_shape";
+  static Tensor forward(Context<>&, const Tensor& x) { return x.clone(); }
+  static std::vector<Tensor> backward(Context<>&, const std::vector<Tensor>&) {
+    return {tg::ones({5}, tg::kFloat64)};
+  }
+};
+
+TEST(AutogradTest, BackwardContractViolationsAreReported) {
+  Tensor x = vec({1, 2}).requires_grad_();
+  EXPECT_TG_THROW(WrongCount::apply(x).backward(tg::ones({2}, tg::kFloat64)), Error, "'custom'",
+                  "returned 2 gradients", "1 tensor inputs");
+  EXPECT_TG_THROW(WrongShape::apply(x).backward(tg::ones({2}, tg::kFloat64)), ShapeError,
+                  "'wrong_shape'", "(5)", "input 0", "(2)");
+}
+
+struct Identity : Function<Identity> {
+  static Tensor forward(Context<>&, const Tensor& x) { return x; }  // returns its input
+  static std::vector<Tensor> backward(Context<>&, const std::vector<Tensor>& g) { return {g[0]}; }
+};
+
+TEST(AutogradTest, AnOutputThatIsAnInputGetsItsOwnHistory) {
+  Tensor x = vec({1, 2}).requires_grad_();
+  Tensor y = Identity::apply(x);
+  EXPECT_TRUE(x.is_leaf());  // the leaf was not turned into a non-leaf
+  EXPECT_FALSE(y.is_leaf());
+  EXPECT_EQ(y.storage(), x.storage());
+  y.backward(tg::ones({2}, tg::kFloat64));
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{1, 1}));
+}
+
+struct SplitHalves : Function<SplitHalves> {
+  static constexpr std::string_view kName = "split_halves";
+  static std::vector<Tensor> forward(Context<>&, const Tensor& x) {
+    return {x.narrow(0, 0, 1).clone(), x.narrow(0, 1, 1).clone()};
+  }
+  static std::vector<Tensor> backward(Context<>&, const std::vector<Tensor>& g) {
+    Tensor dx = tg::zeros({2}, tg::kFloat64);
+    dx.narrow(0, 0, 1).copy_(g[0]);
+    dx.narrow(0, 1, 1).copy_(g[1]);
+    return {dx};
+  }
+};
+
+TEST(AutogradTest, UnusedOutputsReceiveZeroGradients) {
+  Tensor x = vec({1, 2}).requires_grad_();
+  auto parts = SplitHalves::apply(x);
+  EXPECT_EQ(parts[1].impl()->output_nr, 1u);
+  (parts[1] * vec({5})).backward(tg::ones({1}, tg::kFloat64));
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{0, 5}));
+}
+
+TEST(AutogradTest, TheTapeRecordsInForwardOrder) {
+  Tensor a = vec({1}).requires_grad_();
+  Tensor b = a * a;
+  Tensor c = b + a;
+  Tensor d = c * b;
+  EXPECT_LT(b.grad_fn()->sequence_nr(), c.grad_fn()->sequence_nr());
+  EXPECT_LT(c.grad_fn()->sequence_nr(), d.grad_fn()->sequence_nr());
+  EXPECT_EQ(d.grad_fn()->next_edges[0].fn, c.grad_fn());
+  EXPECT_EQ(c.grad_fn()->next_edges[1].leaf.get(), a.impl());
+}
+
+TEST(AutogradTest, GradientsKeepTheLeafDtype) {
+  Tensor a = tg::tensor({1.f, 2.f}, {2}).requires_grad_();
+  (a * a).backward(tg::ones({2}));
+  EXPECT_EQ(a.grad().dtype(), tg::kFloat32);
+  EXPECT_EQ(a.grad().to_vector<float>(), (std::vector<float>{2, 4}));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(AutogradTest, SummingGradientsNeverWritesIntoSharedTensors) {
+  // add's backward hands the same tensor to both inputs; each then meets a second
+  // gradient. Summing in place into a shared tensor would corrupt the other sum.
+  Tensor a = vec({1, 2}).requires_grad_();
+  Tensor b = vec({3, 4}).requires_grad_();
+  Tensor p = a * vec({1, 1}), q = b * vec({1, 1});
+  Tensor s = p + q;                              // dp = dq = ds (the same tensor)
+  Tensor y = s * vec({2, 2}) + p * vec({5, 5});  // p gets a second gradient
+  const Tensor upstream = tg::ones({2}, tg::kFloat64);
+  y.backward(upstream);
+  EXPECT_EQ(values(a.grad()), (std::vector<double>{7, 7}));
+  EXPECT_EQ(values(b.grad()), (std::vector<double>{2, 2}));
+  EXPECT_EQ(values(upstream), (std::vector<double>{1, 1}));  // the caller's tensor is intact
+}
+
+}  // namespace
