@@ -64,6 +64,27 @@ std::vector<OpCase> table() {
   };
   binary("add", [](const Inputs& in) { return tg::add(in[0], in[1]); });
   binary("mul", [](const Inputs& in) { return tg::mul(in[0], in[1]); });
+
+  // Reductions: over all dims, over one dim, over two dims with keepdim.
+  const std::vector<std::vector<Shape>> reduce_shapes = {{{5}}, {{3, 1, 4}}, {{2, 3, 4}}};
+  t.push_back({"sum", [](const Inputs& in) { return tg::sum(in[0]); }, reduce_shapes});
+  t.push_back({"sum_dim", [](const Inputs& in) { return tg::sum(in[0], {-1}); }, reduce_shapes});
+  t.push_back({"mean_keepdim",
+               [](const Inputs& in) {
+                 const tg::DimVec dims = in[0].dim() > 1 ? tg::DimVec{0, -1} : tg::DimVec{0};
+                 return tg::mean(in[0], dims, true);
+               },
+               reduce_shapes});
+  t.push_back({"amax", [](const Inputs& in) { return tg::amax(in[0], {-1}); }, reduce_shapes});
+  t.push_back({"amin", [](const Inputs& in) { return tg::amin(in[0], {0}); }, reduce_shapes});
+  t.push_back(
+      {"max_dim", [](const Inputs& in) { return tg::max(in[0], -1).values; }, reduce_shapes});
+  t.push_back({"min_all", [](const Inputs& in) { return tg::min(in[0]); }, reduce_shapes});
+
+  // matmul: dot, matrix-vector, matrix, batch-broadcast.
+  t.push_back({"matmul",
+               [](const Inputs& in) { return tg::matmul(in[0], in[1]); },
+               {{{4}, {4}}, {{3, 4}, {4}}, {{1, 4}, {4, 3}}, {{2, 1, 3, 4}, {5, 4, 2}}}});
   return t;
 }
 
