@@ -192,6 +192,8 @@ class Context {
 namespace detail {
 template <class T>
 constexpr bool kIsTensor = std::is_same_v<std::remove_cvref_t<T>, Tensor>;
+template <class T>
+constexpr bool kIsTensorList = std::is_same_v<std::remove_cvref_t<T>, std::vector<Tensor>>;
 
 template <class Op>
 class FunctionNode final : public Node {
@@ -233,8 +235,9 @@ void record(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs
 ///
 /// forward may take any arguments; the Tensor ones are the op's inputs, and backward
 /// returns one gradient slot per Tensor argument, in order (undefined where none is
-/// needed). forward returns a Tensor or a std::vector<Tensor>. An op that needs state
-/// declares `struct State {...};` and gets `Context<State>`.
+/// needed); a std::vector<Tensor> argument (cat, stack) counts as one input per element.
+/// forward returns a Tensor or a std::vector<Tensor>. An op that needs state declares
+/// `struct State {...};` and gets `Context<State>`.
 template <class Op>
 struct Function {
   // (No `using State = ...` here: Op is still incomplete while its base is instantiated,
@@ -251,6 +254,9 @@ struct Function {
     (
         [&] {
           if constexpr (detail::kIsTensor<Args>) inputs.push_back(args);
+          else if constexpr (detail::kIsTensorList<Args>) {
+            inputs.insert(inputs.end(), args.begin(), args.end());
+          }
         }(),
         ...);
     using State = typename detail::StateOf<Op>::type;

@@ -118,6 +118,7 @@ Tensor tensor(std::initializer_list<bool> values, const Shape& shape) {
   return tensor(std::vector<bool>(values), shape);
 }
 Tensor tensor(std::initializer_list<float> values) { return tensor(std::vector<float>(values)); }
+Tensor tensor(std::initializer_list<double> values) { return tensor(std::vector<double>(values)); }
 
 Tensor scalar_tensor(double value, DType dtype) { return full(Shape{}, value, dtype); }
 

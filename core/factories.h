@@ -53,6 +53,8 @@ Tensor tensor(std::initializer_list<int> values, const Shape& shape);
 Tensor tensor(std::initializer_list<bool> values, const Shape& shape);
 /// A 1-D float32 tensor: `tensor({1.f, 2.f})`.
 Tensor tensor(std::initializer_list<float> values);
+/// A 1-D float64 tensor: `tensor({1.0, 2.0})` (double literals keep their precision).
+Tensor tensor(std::initializer_list<double> values);
 /// A 0-d tensor holding one value.
 Tensor scalar_tensor(double value, DType dtype = kFloat32);
 

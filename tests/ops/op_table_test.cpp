@@ -65,6 +65,34 @@ std::vector<OpCase> table() {
   binary("add", [](const Inputs& in) { return tg::add(in[0], in[1]); });
   binary("mul", [](const Inputs& in) { return tg::mul(in[0], in[1]); });
 
+  binary("sub", [](const Inputs& in) { return tg::sub(in[0], in[1]); });
+  binary("div", [](const Inputs& in) { return tg::div(in[0], in[1]); });
+  binary("operators", [](const Inputs& in) { return (in[0] - in[1]) * in[0] / (in[1] + 3.0); });
+
+  // Unary ops and scalar forms, on a vector, a column and a 3-D tensor.
+  const std::vector<std::vector<Shape>> unary_shapes = {{{5}}, {{4, 1}}, {{2, 3, 2}}};
+  auto unary = [&](std::string name, std::function<Tensor(const Tensor&)> f,
+                   Domain domain = Domain::kAny) {
+    t.push_back(
+        {std::move(name), [f](const Inputs& in) { return f(in[0]); }, unary_shapes, domain});
+  };
+  unary("neg", [](const Tensor& x) { return tg::neg(x); });
+  unary("scalar_forms", [](const Tensor& x) { return 2.0 - (x * 3.0 + 1.0) / 2.0; });
+  unary("rdiv_scalar", [](const Tensor& x) { return 1.5 / x; });
+  unary(
+      "pow", [](const Tensor& x) { return tg::pow(x, 2.5); }, Domain::kPositive);
+  unary("exp", [](const Tensor& x) { return tg::exp(x); });
+  unary(
+      "log", [](const Tensor& x) { return tg::log(x); }, Domain::kPositive);
+  unary(
+      "sqrt", [](const Tensor& x) { return tg::sqrt(x); }, Domain::kPositive);
+  unary(
+      "rsqrt", [](const Tensor& x) { return tg::rsqrt(x); }, Domain::kPositive);
+  unary("abs", [](const Tensor& x) { return tg::abs(x); });
+  // Bounds at 0.0 and 1.0 sit in gaps of the inputs' magnitudes [0.3, 1.3] only partly:
+  // use bounds that no input comes within 0.05 of.
+  unary("clamp", [](const Tensor& x) { return tg::clamp(x, -0.25, 2.0); });
+
   // Reductions: over all dims, over one dim, over two dims with keepdim.
   const std::vector<std::vector<Shape>> reduce_shapes = {{{5}}, {{3, 1, 4}}, {{2, 3, 4}}};
   t.push_back({"sum", [](const Inputs& in) { return tg::sum(in[0]); }, reduce_shapes});
