@@ -8,7 +8,7 @@ using ::testing::DoubleNear;
 using ::testing::ElementsAre;
 using ::testing::Pointwise;
 
-/// A 1-D float64 tensor (tensor({...}) with a braced list makes float32).
+/// A 1-D float64 tensor from a vector.
 Tensor vec64(std::initializer_list<double> values) { return tensor(std::vector<double>(values)); }
 
 /// All values of t (any floating dtype) as doubles, row-major.

@@ -93,6 +93,50 @@ std::vector<OpCase> table() {
   // use bounds that no input comes within 0.05 of.
   unary("clamp", [](const Tensor& x) { return tg::clamp(x, -0.25, 2.0); });
 
+  // Joining and splitting.
+  t.push_back({"cat",
+               [](const Inputs& in) {
+                 return tg::cat({in[0], in[1]}, -1);
+               },
+               {{{3}, {2}}, {{2, 1}, {2, 3}}, {{2, 2, 1}, {2, 2, 2}}}});
+  t.push_back({"stack",
+               [](const Inputs& in) {
+                 return tg::stack({in[0], in[1]}, 1);
+               },
+               {{{3}, {3}}, {{2, 1}, {2, 1}}, {{1, 3, 2}, {1, 3, 2}}}});
+  t.push_back({"split_and_reorder",
+               [](const Inputs& in) {
+                 auto p = tg::split(in[0], 2, -1);
+                 std::reverse(p.begin(), p.end());
+                 return tg::cat(p, -1);
+               },
+               {{{5}}, {{3, 4}}, {{2, 1, 3}}}});
+  t.push_back({"chunk_first",
+               [](const Inputs& in) { return tg::chunk(in[0], 2, 0)[0]; },
+               {{{4}}, {{3, 2}}, {{2, 1, 3}}}});
+
+  // Indexing, with fixed indices and masks (repeated ids on purpose).
+  t.push_back({"index_select",
+               [](const Inputs& in) {
+                 return tg::index_select(in[0], 0, tg::tensor({1, 0, 1}, {3}));
+               },
+               {{{2}}, {{2, 3}}, {{2, 1, 4}}}});
+  t.push_back({"gather",
+               [](const Inputs& in) {
+                 return tg::gather(in[0], -1, tg::tensor({0, 0, 1, 1, 0, 1}, {3, 2}));
+               },
+               {{{3, 2}}, {{3, 4}}, {{3, 3}}}});
+  t.push_back({"where",
+               [](const Inputs& in) {
+                 return tg::where(tg::tensor({true, false, true}, {3}), in[0], in[1]);
+               },
+               {{{3}, {3}}, {{2, 3}, {1}}, {{4, 1}, {2, 1, 3}}}});
+  t.push_back({"masked_fill",
+               [](const Inputs& in) {
+                 return tg::masked_fill(in[0], tg::tensor({false, true}, {2, 1}), 0.5);
+               },
+               {{{2, 1}}, {{2, 3}}, {{4, 2, 3}}}});
+
   // Reductions: over all dims, over one dim, over two dims with keepdim.
   const std::vector<std::vector<Shape>> reduce_shapes = {{{5}}, {{3, 1, 4}}, {{2, 3, 4}}};
   t.push_back({"sum", [](const Inputs& in) { return tg::sum(in[0]); }, reduce_shapes});

@@ -12,7 +12,7 @@ using ::testing::ElementsAreArray;
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-/// A 1-D float64 tensor (tensor({...}) with a braced list makes float32).
+/// A 1-D float64 tensor from a vector.
 Tensor vec64(std::initializer_list<double> values) { return tensor(std::vector<double>(values)); }
 
 /// All values of t (any floating dtype) as doubles, row-major.
