@@ -1,4 +1,8 @@
 // core/copy.cpp — element-wise copies: copy_, fill_, to, clone, contiguous.
+//
+// copy_ and fill_ write in place and are not differentiable (they refuse to write into a
+// tensor the tape depends on). to, clone and contiguous make new tensors and are recorded
+// on the tape: a copy moves values unchanged, so their backward passes dout through.
 #include <array>
 
 #include "core/autograd.h"
@@ -90,10 +94,67 @@ Tensor& Tensor::fill_(double value) {
   return *this;
 }
 
-Tensor Tensor::to(DType dtype) const { return empty(shape(), dtype).copy_(*this); }
+// ---------------------------------------------------------------- differentiable copies
+namespace {
 
-Tensor Tensor::clone() const { return to(dtype()); }
+// The copy itself, recording nothing (not even the expand inside copy_).
+Tensor converted(const Tensor& x, DType dtype) {
+  NoGradGuard no_grad;
+  return empty(x.shape(), dtype).copy_(x);
+}
 
-Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+struct To : Function<To> {
+  static constexpr std::string_view kName = "to";
+  struct State {
+    DType x_dtype = kFloat32;
+  };
+  // forward: out = x converted to `dtype` (rounded to its precision)
+  static Tensor forward(Context<State>& ctx, const Tensor& x, DType dtype) {
+    ctx.state.x_dtype = x.dtype();
+    return converted(x, dtype);
+  }
+  // backward: the rounding is treated as the identity (as PyTorch does), so dx = dout,
+  // cast back to x's dtype: a float64 leaf used as float32 gets a float64 gradient
+  static std::vector<Tensor> backward(Context<State>& ctx, const std::vector<Tensor>& g) {
+    if (!ctx.needs_input_grad(0)) return {Tensor()};
+    const DType x_dtype = ctx.state.x_dtype;
+    return {g[0].dtype() == x_dtype ? g[0] : converted(g[0], x_dtype)};
+  }
+};
+
+struct Clone : Function<Clone> {
+  static constexpr std::string_view kName = "clone";
+  // forward: out = x, in new contiguous memory
+  static Tensor forward(Context<>&, const Tensor& x) { return converted(x, x.dtype()); }
+  // backward: the identity, dx = dout
+  static std::vector<Tensor> backward(Context<>& ctx, const std::vector<Tensor>& g) {
+    return {ctx.needs_input_grad(0) ? g[0] : Tensor()};
+  }
+};
+
+struct Contiguous : Function<Contiguous> {
+  static constexpr std::string_view kName = "contiguous";
+  // forward: out = x, copied only if x is not contiguous already (when this call is
+  // recorded and returns x itself, the tape gives the output a handle of its own)
+  static Tensor forward(Context<>&, const Tensor& x) {
+    return x.is_contiguous() ? x : converted(x, x.dtype());
+  }
+  // backward: the identity, dx = dout
+  static std::vector<Tensor> backward(Context<>& ctx, const std::vector<Tensor>& g) {
+    return {ctx.needs_input_grad(0) ? g[0] : Tensor()};
+  }
+};
+
+}  // namespace
+
+Tensor Tensor::to(DType dtype, Here here) const {
+  // An integer or bool result cannot carry a gradient: there is nothing to record.
+  if (!is_floating_point(dtype)) return converted(*this, dtype);
+  return To::apply_at(here, *this, dtype);
+}
+
+Tensor Tensor::clone(Here here) const { return Clone::apply_at(here, *this); }
+
+Tensor Tensor::contiguous(Here here) const { return Contiguous::apply_at(here, *this); }
 
 }  // namespace tg

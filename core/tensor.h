@@ -22,6 +22,7 @@
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,20 @@ namespace tg {
 
 class Node;
 class Tensor;
+
+/// The caller's place in the source (the same alias core/autograd.h declares). Every
+/// differentiable method takes one, defaulted to its call site, so that the tape can point
+/// at your line.
+using Here = std::source_location;
+
+/// The argument of Tensor::operator[]: an index and the place of `x[i]` in your source. An
+/// operator cannot take a defaulted location parameter of its own, but the default
+/// argument of this converting constructor is evaluated where `i` is converted: at `x[i]`.
+struct SubscriptIndex {
+  SubscriptIndex(int64_t i, Here where = Here::current()) : index(i), here(where) {}
+  int64_t index;
+  Here here;
+};
 
 /// What a Tensor handle points to. Users go through Tensor; ops may read it directly.
 struct TensorImpl {
@@ -112,38 +127,42 @@ class Tensor {
   Tensor detach() const;
 
   // ---- views: no data is copied; the result shares storage with *this
+  // Each is differentiable: with grad mode on and *this requiring grad it is recorded on
+  // the tape (core/autograd.h) at `here`, your call site, and the result requires grad.
   /// Same data, new shape; one size may be -1 (inferred). ShapeError if the strides do not
   /// allow it (use reshape, which copies then).
-  Tensor view(const Shape& shape) const;
+  Tensor view(const Shape& shape, Here here = Here::current()) const;
   /// view() when possible, otherwise a contiguous copy with the new shape.
-  Tensor reshape(const Shape& shape) const;
+  Tensor reshape(const Shape& shape, Here here = Here::current()) const;
   /// Reorders the dims: result dim i is input dim dims[i].
-  Tensor permute(const DimVec& dims) const;
-  Tensor transpose(int64_t dim0, int64_t dim1) const;
-  /// transpose(0, 1) for a 2-D tensor; a 0-D or 1-D tensor is returned as is.
-  Tensor t() const;
+  Tensor permute(const DimVec& dims, Here here = Here::current()) const;
+  Tensor transpose(int64_t dim0, int64_t dim1, Here here = Here::current()) const;
+  /// transpose(0, 1) for a 2-D tensor; a 0-D or 1-D tensor is returned as is (as a new
+  /// handle when recorded).
+  Tensor t(Here here = Here::current()) const;
   /// Removes every dim of size 1.
-  Tensor squeeze() const;
+  Tensor squeeze(Here here = Here::current()) const;
   /// Removes `dim` if its size is 1; otherwise returns the same shape (as PyTorch).
-  Tensor squeeze(int64_t dim) const;
+  Tensor squeeze(int64_t dim, Here here = Here::current()) const;
   /// Inserts a dim of size 1 at `dim`, which may be in [-rank-1, rank].
-  Tensor unsqueeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim, Here here = Here::current()) const;
   /// Broadcasts to `shape` with stride 0 along expanded dims; -1 keeps a size.
-  Tensor expand(const Shape& shape) const;
+  Tensor expand(const Shape& shape, Here here = Here::current()) const;
   /// Elements [start, start + length) of `dim`.
-  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length, Here here = Here::current()) const;
   /// Python's x[start:end:step] along `dim`; start/end are clamped like Python's.
-  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1,
+               Here here = Here::current()) const;
   /// Index `index` of `dim`, which disappears from the shape.
-  Tensor select(int64_t dim, int64_t index) const;
+  Tensor select(int64_t dim, int64_t index, Here here = Here::current()) const;
   /// select(0, index): `m[1][2]` is element (1, 2) of a matrix, as a 0-d view.
-  Tensor operator[](int64_t index) const { return select(0, index); }
+  Tensor operator[](SubscriptIndex i) const { return select(0, i.index, i.here); }
   /// Merges dims start..end (inclusive) into one (a view when the strides allow it).
-  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1, Here here = Here::current()) const;
   /// Splits `dim` into `sizes` (one may be -1).
-  Tensor unflatten(int64_t dim, const Shape& sizes) const;
-  /// *this if already contiguous, otherwise a contiguous copy.
-  Tensor contiguous() const;
+  Tensor unflatten(int64_t dim, const Shape& sizes, Here here = Here::current()) const;
+  /// *this if already contiguous (and not recorded), otherwise a contiguous copy.
+  Tensor contiguous(Here here = Here::current()) const;
 
   // ---- access and copies
   /// The one element of a one-element tensor. DTypeError unless T is the tensor's type.
@@ -156,9 +175,11 @@ class Tensor {
   template <class T>
   std::vector<T> to_vector() const;
   /// A converted copy (always a new tensor, even for the same dtype, like clone()).
-  Tensor to(DType dtype) const;
-  /// A contiguous copy with the same dtype; requires_grad is not copied here.
-  Tensor clone() const;
+  /// Differentiable to a floating dtype (the gradient is cast back to this dtype); a
+  /// conversion to int64 or bool records nothing, as its result cannot require grad.
+  Tensor to(DType dtype, Here here = Here::current()) const;
+  /// A contiguous copy with the same dtype; differentiable (the gradient passes through).
+  Tensor clone(Here here = Here::current()) const;
   /// Sets every element to `value` (converted to the dtype). Returns *this.
   Tensor& fill_(double value);
   /// Copies `src` into *this, broadcasting it and converting its dtype. Returns *this.

@@ -1,7 +1,7 @@
 // core/view.cpp — views: new shape/strides/offset over the same storage, no copying.
 //
-// Every function here only computes metadata. The rule that makes them correct:
-// the address of an element must be the same before and after, so
+// Forward. Every view only computes metadata (the raw:: functions below). The rule that
+// makes them correct: the address of an element must be the same before and after, so
 //   transpose swaps two (size, stride) pairs;
 //   narrow/slice move the offset to the first kept element (and multiply the stride by
 //     the step);
@@ -9,9 +9,24 @@
 //   unsqueeze inserts a size-1 dim (its stride is never used);
 //   expand gives the stretched dims stride 0;
 //   view finds strides for the new shape that address the same elements, if any exist.
-#include <numeric>
+//
+// Backward. A view moves no numbers, it only changes which index names which element, so
+// its backward sends each element of dout back to the index of x it came from:
+//   view, reshape, flatten, unflatten, squeeze, unsqueeze keep the row-major order of the
+//     elements and only regroup them into dims:  dx = dout regrouped into x's shape;
+//   permute moved dim dims[i] to place i:         dx = dout permuted by the inverse;
+//   transpose and t swapped two dims:              dx = dout with the same two swapped back;
+//   expand read each x element once per copy:      dx = sum_to(dout, x's shape);
+//   narrow, slice, select picked some elements:    dx = zeros of x's shape, with dout
+//                                                       written into the same view of it.
+// Each public method records its Function on the tape (when grad mode is on and x requires
+// grad); the result is still a view of x's storage either way.
+#include <algorithm>
 #include <optional>
 
+#include "core/autograd.h"
+#include "core/broadcast.h"
+#include "core/factories.h"
 #include "core/tensor.h"
 
 namespace tg {
@@ -86,99 +101,103 @@ std::optional<Strides> view_strides(const Shape& old_shape, const Strides& old_s
   return out;
 }
 
-}  // namespace
+// ---------------------------------------------------------------- the metadata (forward)
+// These record nothing. They run inside a Function's forward or backward, where grad mode
+// is off, so the one public call among them (clone, in reshape) records nothing either.
+namespace raw {
 
-Tensor Tensor::view(const Shape& new_shape) const {
-  const Shape s = infer_size(new_shape, numel(), "view");
-  auto st = view_strides(shape(), strides(), s);
+Tensor view(const Tensor& x, const Shape& new_shape) {
+  const Shape s = infer_size(new_shape, x.numel(), "view");
+  auto st = view_strides(x.shape(), x.strides(), s);
   TG_CHECK(st.has_value(), ShapeError,
            "view: shape {} is not compatible with the strides {} of this tensor of shape {} (some "
            "new dim would span non-adjacent memory); use .reshape(), which copies when needed",
-           s, strides(), shape());
-  return make_view(*this, s, std::move(*st), storage_offset());
+           s, x.strides(), x.shape());
+  return make_view(x, s, std::move(*st), x.storage_offset());
 }
 
-Tensor Tensor::reshape(const Shape& new_shape) const {
-  const Shape s = infer_size(new_shape, numel(), "reshape");
-  if (auto st = view_strides(shape(), strides(), s)) {
-    return make_view(*this, s, std::move(*st), storage_offset());
+Tensor reshape(const Tensor& x, const Shape& new_shape) {
+  const Shape s = infer_size(new_shape, x.numel(), "reshape");
+  if (auto st = view_strides(x.shape(), x.strides(), s)) {
+    return make_view(x, s, std::move(*st), x.storage_offset());
   }
-  return clone().view(s);
+  return view(x.clone(), s);
 }
 
-Tensor Tensor::permute(const DimVec& dims) const {
-  TG_CHECK(dims.size() == dim(), ShapeError,
-           "permute: got {} dims {} for a tensor of rank {} (shape {})", dims.size(), dims, dim(),
-           shape());
-  Shape s(dim(), 0);
-  Strides st(dim(), 0);
-  DimVec seen(dim(), 0);
+Tensor permute(const Tensor& x, const DimVec& dims) {
+  TG_CHECK(dims.size() == x.dim(), ShapeError,
+           "permute: got {} dims {} for a tensor of rank {} (shape {})", dims.size(), dims, x.dim(),
+           x.shape());
+  Shape s(x.dim(), 0);
+  Strides st(x.dim(), 0);
+  DimVec seen(x.dim(), 0);
   for (size_t i = 0; i < dims.size(); ++i) {
-    const size_t d = wrap_dim(dims[i], dim(), "permute");
+    const size_t d = wrap_dim(dims[i], x.dim(), "permute");
     TG_CHECK(!seen[d], ShapeError, "permute: dim {} appears twice in {}", d, dims);
     seen[d] = 1;
-    s[i] = shape()[d];
-    st[i] = strides()[d];
+    s[i] = x.shape()[d];
+    st[i] = x.strides()[d];
   }
-  return make_view(*this, std::move(s), std::move(st), storage_offset());
+  return make_view(x, std::move(s), std::move(st), x.storage_offset());
 }
 
-Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
-  const size_t a = wrap_dim(dim0, dim(), "transpose"), b = wrap_dim(dim1, dim(), "transpose");
-  Shape s = shape();
-  Strides st = strides();
+Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
+  const size_t a = wrap_dim(dim0, x.dim(), "transpose"), b = wrap_dim(dim1, x.dim(), "transpose");
+  Shape s = x.shape();
+  Strides st = x.strides();
   std::swap(s[a], s[b]);
   std::swap(st[a], st[b]);
-  return make_view(*this, std::move(s), std::move(st), storage_offset());
+  return make_view(x, std::move(s), std::move(st), x.storage_offset());
 }
 
-Tensor Tensor::t() const {
-  TG_CHECK(dim() <= 2, ShapeError, "t: expects a tensor of at most 2 dims, got shape {}", shape());
-  return dim() < 2 ? *this : transpose(0, 1);
+Tensor t(const Tensor& x) {
+  TG_CHECK(x.dim() <= 2, ShapeError, "t: expects a tensor of at most 2 dims, got shape {}",
+           x.shape());
+  return x.dim() < 2 ? x : transpose(x, 0, 1);
 }
 
-Tensor Tensor::squeeze() const {
+Tensor squeeze(const Tensor& x) {
   Shape s;
   Strides st;
-  for (size_t d = 0; d < dim(); ++d) {
-    if (shape()[d] == 1) continue;
-    s.push_back(shape()[d]);
-    st.push_back(strides()[d]);
+  for (size_t d = 0; d < x.dim(); ++d) {
+    if (x.shape()[d] == 1) continue;
+    s.push_back(x.shape()[d]);
+    st.push_back(x.strides()[d]);
   }
-  return make_view(*this, std::move(s), std::move(st), storage_offset());
+  return make_view(x, std::move(s), std::move(st), x.storage_offset());
 }
 
-Tensor Tensor::squeeze(int64_t dim_) const {
-  const size_t d = wrap_dim(dim_, dim(), "squeeze");
-  Shape s = shape();
-  Strides st = strides();
-  if (dim() > 0 && s[d] == 1) {
+Tensor squeeze(const Tensor& x, int64_t dim) {
+  const size_t d = wrap_dim(dim, x.dim(), "squeeze");
+  Shape s = x.shape();
+  Strides st = x.strides();
+  if (x.dim() > 0 && s[d] == 1) {
     s.erase(d);
     st.erase(d);
   }
-  return make_view(*this, std::move(s), std::move(st), storage_offset());
+  return make_view(x, std::move(s), std::move(st), x.storage_offset());
 }
 
-Tensor Tensor::unsqueeze(int64_t dim_) const {
+Tensor unsqueeze(const Tensor& x, int64_t dim) {
   // The new dim may go anywhere from before the first dim to after the last.
-  const int64_t r = static_cast<int64_t>(dim());
-  TG_CHECK(dim_ >= -r - 1 && dim_ <= r, IndexError,
-           "unsqueeze: dim {} is out of range for a tensor of rank {} (expected {} to {})", dim_, r,
+  const int64_t r = static_cast<int64_t>(x.dim());
+  TG_CHECK(dim >= -r - 1 && dim <= r, IndexError,
+           "unsqueeze: dim {} is out of range for a tensor of rank {} (expected {} to {})", dim, r,
            -r - 1, r);
-  const size_t d = wrap_dim(dim_, dim() + 1, "unsqueeze");
-  Shape s = shape();
-  Strides st = strides();
+  const size_t d = wrap_dim(dim, x.dim() + 1, "unsqueeze");
+  Shape s = x.shape();
+  Strides st = x.strides();
   // Any stride works for a size-1 dim; PyTorch picks size*stride of the next dim.
-  st.insert(d, d < dim() ? s[d] * st[d] : 1);
+  st.insert(d, d < x.dim() ? s[d] * st[d] : 1);
   s.insert(d, 1);
-  return make_view(*this, std::move(s), std::move(st), storage_offset());
+  return make_view(x, std::move(s), std::move(st), x.storage_offset());
 }
 
-Tensor Tensor::expand(const Shape& target) const {
-  TG_CHECK(target.size() >= dim(), ShapeError,
+Tensor expand(const Tensor& x, const Shape& target) {
+  TG_CHECK(target.size() >= x.dim(), ShapeError,
            "expand: the target shape {} has fewer dims than the tensor's shape {}", target,
-           shape());
-  const size_t lead = target.size() - dim();
+           x.shape());
+  const size_t lead = target.size() - x.dim();
   Shape s(target.size(), 0);
   Strides st(target.size(), 0);
   for (size_t i = 0; i < target.size(); ++i) {
@@ -189,90 +208,359 @@ Tensor Tensor::expand(const Shape& target) const {
       st[i] = 0;
       continue;
     }
-    const int64_t have = shape()[i - lead];
+    const int64_t have = x.shape()[i - lead];
     const int64_t want = target[i] == -1 ? have : target[i];
     TG_CHECK(want == have || have == 1, ShapeError,
              "expand: cannot expand shape {} to {}: dim {} has size {} (only size-1 dims can grow)",
-             shape(), target, i, have);
+             x.shape(), target, i, have);
     s[i] = want;
-    st[i] = want == have ? strides()[i - lead] : 0;
+    st[i] = want == have ? x.strides()[i - lead] : 0;
   }
   checked_numel(s, "expand");
-  return make_view(*this, std::move(s), std::move(st), storage_offset());
+  return make_view(x, std::move(s), std::move(st), x.storage_offset());
 }
 
-Tensor Tensor::narrow(int64_t dim_, int64_t start, int64_t length) const {
-  TG_CHECK(dim() > 0, ShapeError, "narrow: cannot narrow a 0-d tensor");
-  const size_t d = wrap_dim(dim_, dim(), "narrow");
-  const int64_t n = shape()[d];
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
+  TG_CHECK(x.dim() > 0, ShapeError, "narrow: cannot narrow a 0-d tensor");
+  const size_t d = wrap_dim(dim, x.dim(), "narrow");
+  const int64_t n = x.shape()[d];
   if (start < 0 && start >= -n) start += n;  // PyTorch accepts a negative start
   TG_CHECK(start >= 0 && start <= n, IndexError,
            "narrow: start {} is out of range for dim {} of size {}", start, d, n);
   TG_CHECK(length >= 0 && length <= n - start, IndexError,
            "narrow: start {} + length {} exceeds dim {} of size {}", start, length, d, n);
-  Shape s = shape();
+  Shape s = x.shape();
   s[d] = length;
-  return make_view(*this, std::move(s), strides(), storage_offset() + start * strides()[d]);
+  return make_view(x, std::move(s), x.strides(), x.storage_offset() + start * x.strides()[d]);
 }
 
-Tensor Tensor::slice(int64_t dim_, int64_t start, int64_t end, int64_t step) const {
-  TG_CHECK(dim() > 0, ShapeError, "slice: cannot slice a 0-d tensor");
-  const size_t d = wrap_dim(dim_, dim(), "slice");
+Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step) {
+  TG_CHECK(x.dim() > 0, ShapeError, "slice: cannot slice a 0-d tensor");
+  const size_t d = wrap_dim(dim, x.dim(), "slice");
   TG_CHECK(step > 0, ValueError, "slice: step must be positive, got {}", step);
-  const int64_t n = shape()[d];
+  const int64_t n = x.shape()[d];
   // Python semantics: negatives count from the end, then clamp into [0, n].
   auto clamp = [n](int64_t i) { return std::clamp(i < 0 ? (i < -n ? 0 : i + n) : i, 0L, n); };
   start = clamp(start);
   end = std::max(clamp(end), start);
-  Shape s = shape();
-  Strides st = strides();
+  Shape s = x.shape();
+  Strides st = x.strides();
   // ceil((end - start) / step), written so that a huge step cannot overflow.
   s[d] = end == start ? 0 : (end - start - 1) / step + 1;
   // With 0 or 1 elements kept the dim is never stepped along, so its stride does not
   // matter: keep it, as a huge step would overflow stride * step (or the offset + stride
   // that loops over the dim compute). With 2 or more, step < size and the product fits.
   if (s[d] > 1) st[d] *= step;
-  return make_view(*this, std::move(s), std::move(st), storage_offset() + start * strides()[d]);
+  return make_view(x, std::move(s), std::move(st), x.storage_offset() + start * x.strides()[d]);
 }
 
-Tensor Tensor::select(int64_t dim_, int64_t index) const {
-  TG_CHECK(dim() > 0, ShapeError, "select: cannot index into a 0-d tensor");
-  const size_t d = wrap_dim(dim_, dim(), "select");
-  const int64_t n = shape()[d];
+Tensor select(const Tensor& x, int64_t dim, int64_t index) {
+  TG_CHECK(x.dim() > 0, ShapeError, "select: cannot index into a 0-d tensor");
+  const size_t d = wrap_dim(dim, x.dim(), "select");
+  const int64_t n = x.shape()[d];
   TG_CHECK(index >= -n && index < n, IndexError,
            "select: index {} is out of range for dim {} of size {} (shape {})", index, d, n,
-           shape());
+           x.shape());
   if (index < 0) index += n;
-  Shape s = shape();
-  Strides st = strides();
+  Shape s = x.shape();
+  Strides st = x.strides();
   s.erase(d);
   st.erase(d);
-  return make_view(*this, std::move(s), std::move(st), storage_offset() + index * strides()[d]);
+  return make_view(x, std::move(s), std::move(st), x.storage_offset() + index * x.strides()[d]);
 }
 
-Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
-  const size_t a = wrap_dim(start_dim, dim(), "flatten"), b = wrap_dim(end_dim, dim(), "flatten");
-  if (dim() == 0) return reshape({1});
+Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
+  const size_t a = wrap_dim(start_dim, x.dim(), "flatten");
+  const size_t b = wrap_dim(end_dim, x.dim(), "flatten");
+  if (x.dim() == 0) return reshape(x, {1});
   TG_CHECK(a <= b, ShapeError, "flatten: start_dim {} comes after end_dim {}", start_dim, end_dim);
   Shape s;
-  for (size_t i = 0; i < a; ++i) s.push_back(shape()[i]);
+  for (size_t i = 0; i < a; ++i) s.push_back(x.shape()[i]);
   int64_t merged = 1;
-  for (size_t i = a; i <= b; ++i) merged *= shape()[i];
+  for (size_t i = a; i <= b; ++i) merged *= x.shape()[i];
   s.push_back(merged);
-  for (size_t i = b + 1; i < dim(); ++i) s.push_back(shape()[i]);
-  return reshape(s);
+  for (size_t i = b + 1; i < x.dim(); ++i) s.push_back(x.shape()[i]);
+  return reshape(x, s);
 }
 
-Tensor Tensor::unflatten(int64_t dim_, const Shape& sizes) const {
-  TG_CHECK(dim() > 0, ShapeError, "unflatten: cannot unflatten a 0-d tensor");
-  const size_t d = wrap_dim(dim_, dim(), "unflatten");
+Tensor unflatten(const Tensor& x, int64_t dim, const Shape& sizes) {
+  TG_CHECK(x.dim() > 0, ShapeError, "unflatten: cannot unflatten a 0-d tensor");
+  const size_t d = wrap_dim(dim, x.dim(), "unflatten");
   TG_CHECK(!sizes.empty(), ShapeError, "unflatten: sizes must not be empty");
-  const Shape inner = infer_size(sizes, shape()[d], "unflatten");
+  const Shape inner = infer_size(sizes, x.shape()[d], "unflatten");
   Shape s;
-  for (size_t i = 0; i < d; ++i) s.push_back(shape()[i]);
+  for (size_t i = 0; i < d; ++i) s.push_back(x.shape()[i]);
   for (int64_t v : inner) s.push_back(v);
-  for (size_t i = d + 1; i < dim(); ++i) s.push_back(shape()[i]);
-  return view(s);
+  for (size_t i = d + 1; i < x.dim(); ++i) s.push_back(x.shape()[i]);
+  return view(x, s);
+}
+
+}  // namespace raw
+
+// ---------------------------------------------------------------- the Functions
+// A Function's forward is the metadata above; `x` is always its only tensor input, so
+// backward returns one slot. (When a Function is recorded, x requires grad, so slot 0 is
+// always wanted; the needs_input_grad check keeps the pattern of every op.)
+using Grads = std::vector<Tensor>;
+
+// Regroup<Op> is the backward shared by the views that keep x's elements in row-major
+// order and only regroup them into dims (view, reshape, flatten, unflatten, squeeze,
+// unsqueeze). Each op's forward stores x's shape in ctx.state.
+//   forward was: out = x with its elements, in order, regrouped into a new shape
+//   so:          dx = dout with its elements, in order, regrouped into x's shape
+template <class Op>
+struct Regroup : Function<Op> {
+  struct State {
+    Shape x_shape;
+  };
+  static Grads backward(Context<State>& ctx, const Grads& g) {
+    return {ctx.needs_input_grad(0) ? raw::reshape(g[0], ctx.state.x_shape) : Tensor()};
+  }
+};
+
+struct View : Regroup<View> {
+  static constexpr std::string_view kName = "view";
+  static Tensor forward(Context<State>& ctx, const Tensor& x, const Shape& shape) {
+    ctx.state.x_shape = x.shape();
+    return raw::view(x, shape);
+  }
+};
+
+struct Reshape : Regroup<Reshape> {
+  static constexpr std::string_view kName = "reshape";
+  static Tensor forward(Context<State>& ctx, const Tensor& x, const Shape& shape) {
+    ctx.state.x_shape = x.shape();
+    return raw::reshape(x, shape);
+  }
+};
+
+struct Squeeze : Regroup<Squeeze> {
+  static constexpr std::string_view kName = "squeeze";
+  static Tensor forward(Context<State>& ctx, const Tensor& x) {
+    ctx.state.x_shape = x.shape();
+    return raw::squeeze(x);
+  }
+  static Tensor forward(Context<State>& ctx, const Tensor& x, int64_t dim) {
+    ctx.state.x_shape = x.shape();
+    return raw::squeeze(x, dim);
+  }
+};
+
+struct Unsqueeze : Regroup<Unsqueeze> {
+  static constexpr std::string_view kName = "unsqueeze";
+  static Tensor forward(Context<State>& ctx, const Tensor& x, int64_t dim) {
+    ctx.state.x_shape = x.shape();
+    return raw::unsqueeze(x, dim);
+  }
+};
+
+struct Flatten : Regroup<Flatten> {
+  static constexpr std::string_view kName = "flatten";
+  static Tensor forward(Context<State>& ctx, const Tensor& x, int64_t start_dim, int64_t end_dim) {
+    ctx.state.x_shape = x.shape();
+    return raw::flatten(x, start_dim, end_dim);
+  }
+};
+
+struct Unflatten : Regroup<Unflatten> {
+  static constexpr std::string_view kName = "unflatten";
+  static Tensor forward(Context<State>& ctx, const Tensor& x, int64_t dim, const Shape& sizes) {
+    ctx.state.x_shape = x.shape();
+    return raw::unflatten(x, dim, sizes);
+  }
+};
+
+struct Permute : Function<Permute> {
+  static constexpr std::string_view kName = "permute";
+  struct State {
+    DimVec dims;  // wrapped into [0, rank)
+  };
+  // forward: out dim i = x dim dims[i]
+  static Tensor forward(Context<State>& ctx, const Tensor& x, const DimVec& dims) {
+    Tensor out = raw::permute(x, dims);  // validates dims first
+    ctx.state.dims = DimVec(dims.size(), 0);
+    for (size_t i = 0; i < dims.size(); ++i) {
+      ctx.state.dims[i] = static_cast<int64_t>(wrap_dim(dims[i], x.dim(), "permute"));
+    }
+    return out;
+  }
+  // backward: x dim dims[i] is out dim i, so dx = dout.permute(inverse) with
+  // inverse[dims[i]] = i
+  static Grads backward(Context<State>& ctx, const Grads& g) {
+    if (!ctx.needs_input_grad(0)) return {Tensor()};
+    const DimVec& dims = ctx.state.dims;
+    DimVec inverse(dims.size(), 0);
+    for (size_t i = 0; i < dims.size(); ++i) inverse[static_cast<size_t>(dims[i])] = int64_t(i);
+    return {raw::permute(g[0], inverse)};
+  }
+};
+
+struct Transpose : Function<Transpose> {
+  static constexpr std::string_view kName = "transpose";
+  struct State {
+    int64_t dim0 = 0, dim1 = 0;
+  };
+  // forward: out = x with dims dim0 and dim1 swapped
+  static Tensor forward(Context<State>& ctx, const Tensor& x, int64_t dim0, int64_t dim1) {
+    ctx.state = {dim0, dim1};
+    return raw::transpose(x, dim0, dim1);
+  }
+  // backward: swapping the same two dims again undoes it: dx = dout.transpose(dim0, dim1)
+  static Grads backward(Context<State>& ctx, const Grads& g) {
+    return {ctx.needs_input_grad(0) ? raw::transpose(g[0], ctx.state.dim0, ctx.state.dim1)
+                                    : Tensor()};
+  }
+};
+
+struct MatrixTranspose : Function<MatrixTranspose> {
+  static constexpr std::string_view kName = "t";
+  // forward: out = x.t() (x itself for 0-d and 1-d x)
+  static Tensor forward(Context<>&, const Tensor& x) { return raw::t(x); }
+  // backward: dx = dout.t()
+  static Grads backward(Context<>& ctx, const Grads& g) {
+    return {ctx.needs_input_grad(0) ? raw::t(g[0]) : Tensor()};
+  }
+};
+
+struct Expand : Function<Expand> {
+  static constexpr std::string_view kName = "expand";
+  struct State {
+    Shape x_shape;
+  };
+  // forward: out[..., i, ...] = x[..., 0, ...] along every dim where x had size 1 (and
+  // along new leading dims)
+  static Tensor forward(Context<State>& ctx, const Tensor& x, const Shape& shape) {
+    ctx.state.x_shape = x.shape();
+    return raw::expand(x, shape);
+  }
+  // backward: each x element was read once per copy, so dx adds up the gradients of all
+  // its copies: dx = sum_to(dout, x's shape)
+  static Grads backward(Context<State>& ctx, const Grads& g) {
+    return {ctx.needs_input_grad(0) ? sum_to(g[0], ctx.state.x_shape) : Tensor()};
+  }
+};
+
+// The backward shared by narrow, slice and select: `pick` is the forward's view applied to
+// another tensor of x's shape. It addresses the very elements out came from, so
+//   forward was: out = pick(x)
+//   so:          dx = zeros of x's shape, then pick(dx) = dout (no element is picked twice)
+template <class Pick>
+Tensor scatter_into_zeros(const Shape& x_shape, const Tensor& dout, Pick pick) {
+  Tensor dx = zeros(x_shape, dout.dtype());
+  pick(dx).copy_(dout);  // backward runs under NoGradGuard, and dx is a fresh tensor
+  return dx;
+}
+
+struct Narrow : Function<Narrow> {
+  static constexpr std::string_view kName = "narrow";
+  struct State {
+    Shape x_shape;
+    int64_t dim = 0, start = 0, length = 0;
+  };
+  static Tensor forward(Context<State>& ctx, const Tensor& x, int64_t dim, int64_t start,
+                        int64_t length) {
+    ctx.state = {x.shape(), dim, start, length};
+    return raw::narrow(x, dim, start, length);
+  }
+  static Grads backward(Context<State>& ctx, const Grads& g) {
+    if (!ctx.needs_input_grad(0)) return {Tensor()};
+    const State& s = ctx.state;
+    return {scatter_into_zeros(s.x_shape, g[0], [&](const Tensor& dx) {
+      return raw::narrow(dx, s.dim, s.start, s.length);
+    })};
+  }
+};
+
+struct Slice : Function<Slice> {
+  static constexpr std::string_view kName = "slice";
+  struct State {
+    Shape x_shape;
+    int64_t dim = 0, start = 0, end = 0, step = 1;
+  };
+  static Tensor forward(Context<State>& ctx, const Tensor& x, int64_t dim, int64_t start,
+                        int64_t end, int64_t step) {
+    ctx.state = {x.shape(), dim, start, end, step};
+    return raw::slice(x, dim, start, end, step);
+  }
+  static Grads backward(Context<State>& ctx, const Grads& g) {
+    if (!ctx.needs_input_grad(0)) return {Tensor()};
+    const State& s = ctx.state;
+    return {scatter_into_zeros(s.x_shape, g[0], [&](const Tensor& dx) {
+      return raw::slice(dx, s.dim, s.start, s.end, s.step);
+    })};
+  }
+};
+
+struct Select : Function<Select> {
+  static constexpr std::string_view kName = "select";
+  struct State {
+    Shape x_shape;
+    int64_t dim = 0, index = 0;
+  };
+  static Tensor forward(Context<State>& ctx, const Tensor& x, int64_t dim, int64_t index) {
+    ctx.state = {x.shape(), dim, index};
+    return raw::select(x, dim, index);
+  }
+  static Grads backward(Context<State>& ctx, const Grads& g) {
+    if (!ctx.needs_input_grad(0)) return {Tensor()};
+    const State& s = ctx.state;
+    return {scatter_into_zeros(s.x_shape, g[0],
+                               [&](const Tensor& dx) { return raw::select(dx, s.dim, s.index); })};
+  }
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------- the public methods
+
+Tensor Tensor::view(const Shape& shape, Here here) const {
+  return View::apply_at(here, *this, shape);
+}
+
+Tensor Tensor::reshape(const Shape& shape, Here here) const {
+  return Reshape::apply_at(here, *this, shape);
+}
+
+Tensor Tensor::permute(const DimVec& dims, Here here) const {
+  return Permute::apply_at(here, *this, dims);
+}
+
+Tensor Tensor::transpose(int64_t dim0, int64_t dim1, Here here) const {
+  return Transpose::apply_at(here, *this, dim0, dim1);
+}
+
+Tensor Tensor::t(Here here) const { return MatrixTranspose::apply_at(here, *this); }
+
+Tensor Tensor::squeeze(Here here) const { return Squeeze::apply_at(here, *this); }
+
+Tensor Tensor::squeeze(int64_t dim, Here here) const { return Squeeze::apply_at(here, *this, dim); }
+
+Tensor Tensor::unsqueeze(int64_t dim, Here here) const {
+  return Unsqueeze::apply_at(here, *this, dim);
+}
+
+Tensor Tensor::expand(const Shape& shape, Here here) const {
+  return Expand::apply_at(here, *this, shape);
+}
+
+Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length, Here here) const {
+  return Narrow::apply_at(here, *this, dim, start, length);
+}
+
+Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step, Here here) const {
+  return Slice::apply_at(here, *this, dim, start, end, step);
+}
+
+Tensor Tensor::select(int64_t dim, int64_t index, Here here) const {
+  return Select::apply_at(here, *this, dim, index);
+}
+
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim, Here here) const {
+  return Flatten::apply_at(here, *this, start_dim, end_dim);
+}
+
+Tensor Tensor::unflatten(int64_t dim, const Shape& sizes, Here here) const {
+  return Unflatten::apply_at(here, *this, dim, sizes);
 }
 
 }  // namespace tg

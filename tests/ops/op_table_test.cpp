@@ -216,6 +216,6 @@ TEST_P(OpTableTest, Float32ForwardAgreesWithFloat64) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, OpTableTest, ::testing::ValuesIn(table()),
-                         [](const auto& info) { return info.param.name; });
+                         [](const auto& param_info) { return param_info.param.name; });
 
 }  // namespace
