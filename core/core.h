@@ -12,4 +12,5 @@
 #include "core/random.h"
 #include "core/shape.h"
 #include "core/storage.h"
+#include "core/tape_print.h"
 #include "core/tensor.h"
