@@ -93,6 +93,49 @@ std::vector<OpCase> table() {
   // use bounds that no input comes within 0.05 of.
   unary("clamp", [](const Tensor& x) { return tg::clamp(x, -0.25, 2.0); });
 
+  // Views and copies (Tensor methods, recorded from core/view.cpp and core/copy.cpp).
+  const std::vector<std::vector<Shape>> view_shapes = {{{2, 3}}, {{4, 1}}, {{2, 3, 2}}};
+  unary("view_add_dim", [](const Tensor& x) {
+    tg::Shape s = x.shape();
+    s.insert(1, 1);
+    return x.view(s);
+  });
+  t.push_back({"reshape", [](const Inputs& in) { return in[0].reshape({-1}); }, view_shapes});
+  t.push_back({"flatten_unflatten",
+               [](const Inputs& in) {
+                 return in[0].flatten().unflatten(0, {-1, 2});
+               },
+               view_shapes});
+  t.push_back({"permute_transpose",
+               [](const Inputs& in) {
+                 tg::DimVec perm;
+                 for (size_t d = in[0].dim(); d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+                 return in[0].permute(perm).transpose(0, -1).t();
+               },
+               {{{2, 3}}, {{4, 1}}, {{3, 2}}}});
+  t.push_back({"squeeze_unsqueeze",
+               [](const Inputs& in) { return in[0].unsqueeze(0).squeeze().unsqueeze(-1); },
+               view_shapes});
+  t.push_back({"expand",
+               [](const Inputs& in) {
+                 tg::Shape s = in[0].unsqueeze(0).shape();
+                 s[0] = 3;
+                 return in[0].expand(s);
+               },
+               view_shapes});
+  t.push_back(
+      {"narrow_slice_select",
+       [](const Inputs& in) { return in[0].narrow(0, 1, 1).slice(1, 0, 3, 2).select(0, 0); },
+       {{{2, 3}}, {{3, 4}}, {{2, 3, 2}}}});
+  t.push_back({"index_operator", [](const Inputs& in) { return in[0][1]; }, view_shapes});
+  t.push_back({"contiguous_clone",
+               [](const Inputs& in) { return in[0].t().contiguous().clone(); },
+               {{{2, 3}}, {{4, 1}}, {{3, 3}}}});
+  // (A float32 round trip cannot be finite-differenced at eps 1e-6; view_grad_test checks
+  // that to() casts gradients back.)
+  t.push_back(
+      {"to_same_dtype", [](const Inputs& in) { return in[0].to(in[0].dtype()); }, view_shapes});
+
   // Joining and splitting.
   t.push_back({"cat",
                [](const Inputs& in) {
