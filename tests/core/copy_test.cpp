@@ -16,16 +16,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 
-const DType kAllDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kBool};
-
-// Every element of `t` as a double, in row-major order, whatever its dtype.
-std::vector<double> as_doubles(const Tensor& t) {
-  std::vector<double> out;
-  visit_dtype(t.dtype(), [&]<class T>() {
-    for (const T& v : t.to_vector<T>()) out.push_back(convert<double>(v));
-  });
-  return out;
-}
+using ::tg::testing::as_doubles;
+using ::tg::testing::kAllDTypes;
 
 // A 1-D float64 tensor.
 Tensor f64(std::vector<double> values) { return tensor(values); }

@@ -17,16 +17,8 @@ using ::testing::IsEmpty;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-const DType kAllDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kBool};
-
-// Every element of `t` as a double, in row-major order, whatever its dtype.
-std::vector<double> as_doubles(const Tensor& t) {
-  std::vector<double> out;
-  visit_dtype(t.dtype(), [&]<class T>() {
-    for (const T& v : t.to_vector<T>()) out.push_back(convert<double>(v));
-  });
-  return out;
-}
+using ::tg::testing::as_doubles;
+using ::tg::testing::kAllDTypes;
 
 // A fresh tensor owns its storage alone, starts at offset 0 and is row-major.
 void expect_fresh(const Tensor& t, const Shape& shape, DType dtype) {

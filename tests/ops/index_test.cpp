@@ -15,17 +15,9 @@ Tensor f64(V v, const Shape& shape) { return tg::tensor(v, shape); }
 Tensor ids(std::vector<int64_t> v, const Shape& shape) { return tg::tensor(v, shape); }
 Tensor ids(std::vector<int64_t> v) { return tg::tensor(v); }
 Tensor mask(std::vector<bool> v, const Shape& shape) { return tg::tensor(v, shape); }
-Tensor leaf(const Shape& shape, tg::Generator& gen) {
-  return tg::randn(shape, tg::kFloat64, gen).requires_grad_();
-}
-// A non-contiguous float64 leaf: randn(shape) with dims d0 and d1 swapped.
-Tensor swapped_leaf(const Shape& shape, int64_t d0, int64_t d1, tg::Generator& gen) {
-  return tg::randn(shape, tg::kFloat64, gen).transpose(d0, d1).requires_grad_();
-}
-// d(sum(grad_out * y))/dx, without touching .grad.
-Tensor grad_of(const Tensor& y, const Tensor& x, const Tensor& grad_out) {
-  return tg::grad({y}, {x}, {grad_out})[0];
-}
+using tg::testing::grad_of;
+using tg::testing::leaf;
+using tg::testing::swapped_leaf;
 
 // ---------------------------------------------------------------- index_select
 TEST(IndexSelectTest, PicksRowsInIndexOrder) {

@@ -11,6 +11,33 @@
 
 namespace tg::testing {
 
+/// Every dtype, for tests that loop over them.
+inline constexpr DType kAllDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kBool};
+
+/// Every element of `t` as a double, in row-major order, whatever its dtype.
+inline std::vector<double> as_doubles(const Tensor& t) {
+  std::vector<double> out;
+  visit_dtype(t.dtype(), [&]<class T>() {
+    for (const T& v : t.to_vector<T>()) out.push_back(convert<double>(v));
+  });
+  return out;
+}
+
+/// A float64 leaf of standard normals that requires grad.
+inline Tensor leaf(const Shape& shape, Generator& gen) {
+  return randn(shape, kFloat64, gen).requires_grad_();
+}
+
+/// A non-contiguous float64 leaf: randn(shape) with dims d0 and d1 swapped.
+inline Tensor swapped_leaf(const Shape& shape, int64_t d0, int64_t d1, Generator& gen) {
+  return randn(shape, kFloat64, gen).transpose(d0, d1).requires_grad_();
+}
+
+/// d(sum(grad_out * y))/dx, without touching .grad.
+inline Tensor grad_of(const Tensor& y, const Tensor& x, const Tensor& grad_out) {
+  return grad({y}, {x}, {grad_out})[0];
+}
+
 /// GoogleTest adapter for tg::gradcheck: EXPECT_TRUE(GradcheckPasses(fn, {x, w})) fails with
 /// gradcheck's message (input, element, analytic and numeric values, tolerance).
 inline ::testing::AssertionResult GradcheckPasses(
