@@ -10,6 +10,7 @@
 #include "core/gradcheck.h"
 #include "core/half.h"
 #include "core/random.h"
+#include "core/safetensors.h"
 #include "core/shape.h"
 #include "core/storage.h"
 #include "core/tape_print.h"

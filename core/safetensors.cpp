@@ -1,0 +1,2 @@
+// core/safetensors.cpp
+#include "core/safetensors.h"

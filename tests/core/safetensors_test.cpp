@@ -1,0 +1,2 @@
+// tests/core/safetensors_test.cpp
+#include "test_util.h"

@@ -1,0 +1,2 @@
+// tests/ops/reference_test.cpp
+#include "test_util.h"
