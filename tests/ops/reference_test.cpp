@@ -1,2 +1,551 @@
-// tests/ops/reference_test.cpp
+// tests/ops/reference_test.cpp — every op against PyTorch, case by case.
+//
+// tests/reference/generate.py ran each op in PyTorch and stored, per case, the inputs, the
+// output, a random upstream gradient and the gradient of every input, in one .safetensors
+// file per op family (the layout is described in tests/reference/README.md). Here each case
+// is replayed: rebuild the inputs (with the same non-contiguous strides when the case says
+// so), run the tapegrad op named in the metadata through the table below, compare the
+// output, then tg::grad with the stored upstream gradient and compare every input gradient.
+//
+// A fixture op with no entry in the table FAILS (coverage must not drop silently), and so
+// does a stored tensor that no case consumed.
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/safetensors.h"
 #include "test_util.h"
+
+namespace {
+
+using tg::DType;
+using tg::Tensor;
+using tg::testing::as_doubles;
+
+// ------------------------------------------------------------------- tolerances (ONE place)
+// |actual - expected| <= atol + rtol * |expected|, elementwise; NaN matches NaN and an
+// infinity matches only the same infinity.
+struct Tolerance {
+  double atol;
+  double rtol;
+};
+
+Tolerance tolerance_for(DType dtype) {
+  switch (dtype) {
+    case DType::Float64: return {1e-10, 1e-9};
+    case DType::Float32: return {1e-5, 1e-4};
+    // Half types appear only as results of to(): rounding to them must be exact.
+    case DType::Float16:
+    case DType::BFloat16: return {0.0, 0.0};
+    case DType::Int64:
+    case DType::Bool: return {0.0, 0.0};
+  }
+  return {0.0, 0.0};
+}
+
+const std::vector<std::string> kFamilies = {"arithmetic", "unary", "matmul", "reduce",
+                                            "join",       "index", "view",   "convert"};
+
+std::string fixture_path(const std::string& family) {
+  return std::string(TAPEGRAD_FIXTURES_DIR) + "/" + family + ".safetensors";
+}
+
+// ------------------------------------------------------------------- case parameters
+// "<case>.<key>" metadata holds a JSON value: a number, true/false, null, or a list of ints.
+class Params {
+ public:
+  Params(const std::map<std::string, std::string>& metadata, std::string prefix)
+      : metadata_(metadata), prefix_(std::move(prefix)) {}
+
+  bool has(const std::string& key) const { return metadata_.contains(prefix_ + key); }
+  const std::string& raw(const std::string& key) const {
+    const auto it = metadata_.find(prefix_ + key);
+    if (it == metadata_.end()) throw std::runtime_error("missing parameter " + prefix_ + key);
+    return it->second;
+  }
+  double f64(const std::string& key) const { return number(raw(key), key); }
+  int64_t i64(const std::string& key) const {
+    const double v = f64(key);
+    if (v != std::floor(v)) throw std::runtime_error("parameter " + key + " is not an integer");
+    return static_cast<int64_t>(v);
+  }
+  std::optional<double> opt_f64(const std::string& key) const {
+    if (raw(key) == "null") return std::nullopt;
+    return f64(key);
+  }
+  bool flag(const std::string& key) const {
+    if (raw(key) == "true") return true;
+    if (raw(key) == "false") return false;
+    throw std::runtime_error("parameter " + key + " is not true/false: " + raw(key));
+  }
+  std::vector<int64_t> ints(const std::string& key) const {
+    std::string text = raw(key);
+    if (text.size() < 2 || text.front() != '[' || text.back() != ']') {
+      throw std::runtime_error("parameter " + key + " is not a list: " + text);
+    }
+    std::vector<int64_t> out;
+    std::stringstream items(text.substr(1, text.size() - 2));
+    for (std::string item; std::getline(items, item, ',');) {
+      out.push_back(static_cast<int64_t>(number(item, key)));
+    }
+    return out;
+  }
+  tg::DimVec dims(const std::string& key) const {
+    const std::vector<int64_t> v = ints(key);
+    return tg::DimVec(std::span<const int64_t>(v));
+  }
+  /// A JSON string such as "\"float32\"" (no escapes needed in fixtures).
+  std::string str(const std::string& key) const {
+    const std::string& text = raw(key);
+    if (text.size() < 2 || text.front() != '"' || text.back() != '"') {
+      throw std::runtime_error("parameter " + key + " is not a string: " + text);
+    }
+    return text.substr(1, text.size() - 2);
+  }
+  DType dtype(const std::string& key) const {
+    for (DType d : tg::testing::kAllDTypes) {
+      if (tg::dtype_name(d) == str(key)) return d;
+    }
+    throw std::runtime_error("parameter " + key + " is not a dtype: " + raw(key));
+  }
+
+ private:
+  static double number(const std::string& text, const std::string& key) {
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    while (end != nullptr && *end == ' ') ++end;
+    if (end == text.c_str() || *end != '\0') {
+      throw std::runtime_error("parameter " + key + " is not a number: " + text);
+    }
+    return v;
+  }
+
+  const std::map<std::string, std::string>& metadata_;
+  std::string prefix_;
+};
+
+// ------------------------------------------------------------------- the op table
+// The fixture op name -> the tapegrad call with the case's parameters.
+using Inputs = std::vector<Tensor>;
+using Outputs = std::vector<Tensor>;
+using OpFn = std::function<Outputs(const Inputs&, const Params&)>;
+
+const std::map<std::string, OpFn>& op_table() {
+  using P = const Params&;
+  using I = const Inputs&;
+  static const std::map<std::string, OpFn> table = {
+      // ops/arithmetic.h
+      {"add", [](I in, P) -> Outputs { return {tg::add(in[0], in[1])}; }},
+      {"sub", [](I in, P) -> Outputs { return {tg::sub(in[0], in[1])}; }},
+      {"mul", [](I in, P) -> Outputs { return {tg::mul(in[0], in[1])}; }},
+      {"div", [](I in, P) -> Outputs { return {tg::div(in[0], in[1])}; }},
+      {"neg", [](I in, P) -> Outputs { return {tg::neg(in[0])}; }},
+      {"add_scalar", [](I in, P p) -> Outputs { return {tg::add(in[0], p.f64("scalar"))}; }},
+      {"sub_scalar", [](I in, P p) -> Outputs { return {tg::sub(in[0], p.f64("scalar"))}; }},
+      {"rsub_scalar", [](I in, P p) -> Outputs { return {tg::sub(p.f64("scalar"), in[0])}; }},
+      {"mul_scalar", [](I in, P p) -> Outputs { return {tg::mul(in[0], p.f64("scalar"))}; }},
+      {"div_scalar", [](I in, P p) -> Outputs { return {tg::div(in[0], p.f64("scalar"))}; }},
+      {"rdiv_scalar", [](I in, P p) -> Outputs { return {tg::div(p.f64("scalar"), in[0])}; }},
+      // ops/unary.h
+      {"pow", [](I in, P p) -> Outputs { return {tg::pow(in[0], p.f64("exponent"))}; }},
+      {"exp", [](I in, P) -> Outputs { return {tg::exp(in[0])}; }},
+      {"log", [](I in, P) -> Outputs { return {tg::log(in[0])}; }},
+      {"sqrt", [](I in, P) -> Outputs { return {tg::sqrt(in[0])}; }},
+      {"rsqrt", [](I in, P) -> Outputs { return {tg::rsqrt(in[0])}; }},
+      {"abs", [](I in, P) -> Outputs { return {tg::abs(in[0])}; }},
+      {"clamp",
+       [](I in, P p) -> Outputs { return {tg::clamp(in[0], p.opt_f64("min"), p.opt_f64("max"))}; }},
+      // ops/reduce.h
+      {"sum",
+       [](I in, P p) -> Outputs { return {tg::sum(in[0], p.dims("dims"), p.flag("keepdim"))}; }},
+      {"mean",
+       [](I in, P p) -> Outputs { return {tg::mean(in[0], p.dims("dims"), p.flag("keepdim"))}; }},
+      {"amax",
+       [](I in, P p) -> Outputs { return {tg::amax(in[0], p.dims("dims"), p.flag("keepdim"))}; }},
+      {"amin",
+       [](I in, P p) -> Outputs { return {tg::amin(in[0], p.dims("dims"), p.flag("keepdim"))}; }},
+      {"max_dim",
+       [](I in, P p) -> Outputs {
+         const tg::ValuesIndices r = tg::max(in[0], p.i64("dim"), p.flag("keepdim"));
+         return {r.values, r.indices};
+       }},
+      {"min_dim",
+       [](I in, P p) -> Outputs {
+         const tg::ValuesIndices r = tg::min(in[0], p.i64("dim"), p.flag("keepdim"));
+         return {r.values, r.indices};
+       }},
+      {"max_all", [](I in, P) -> Outputs { return {tg::max(in[0])}; }},
+      {"min_all", [](I in, P) -> Outputs { return {tg::min(in[0])}; }},
+      // ops/matmul.h
+      {"matmul", [](I in, P) -> Outputs { return {tg::matmul(in[0], in[1])}; }},
+      // ops/join.h
+      {"cat", [](I in, P p) -> Outputs { return {tg::cat(in, p.i64("dim"))}; }},
+      {"stack", [](I in, P p) -> Outputs { return {tg::stack(in, p.i64("dim"))}; }},
+      {"split",
+       [](I in, P p) -> Outputs {
+         if (p.has("sizes")) return tg::split(in[0], p.ints("sizes"), p.i64("dim"));
+         return tg::split(in[0], p.i64("split_size"), p.i64("dim"));
+       }},
+      {"chunk",
+       [](I in, P p) -> Outputs { return tg::chunk(in[0], p.i64("chunks"), p.i64("dim")); }},
+      // ops/index.h
+      {"index_select",
+       [](I in, P p) -> Outputs { return {tg::index_select(in[0], p.i64("dim"), in[1])}; }},
+      {"gather", [](I in, P p) -> Outputs { return {tg::gather(in[0], p.i64("dim"), in[1])}; }},
+      {"where", [](I in, P) -> Outputs { return {tg::where(in[0], in[1], in[2])}; }},
+      {"masked_fill",
+       [](I in, P p) -> Outputs { return {tg::masked_fill(in[0], in[1], p.f64("value"))}; }},
+      // views and copies (core/tensor.h)
+      {"view", [](I in, P p) -> Outputs { return {in[0].view(p.dims("shape"))}; }},
+      {"reshape", [](I in, P p) -> Outputs { return {in[0].reshape(p.dims("shape"))}; }},
+      {"permute", [](I in, P p) -> Outputs { return {in[0].permute(p.dims("dims"))}; }},
+      {"transpose",
+       [](I in, P p) -> Outputs { return {in[0].transpose(p.i64("dim0"), p.i64("dim1"))}; }},
+      {"t", [](I in, P) -> Outputs { return {in[0].t()}; }},
+      {"expand", [](I in, P p) -> Outputs { return {in[0].expand(p.dims("shape"))}; }},
+      {"narrow",
+       [](I in, P p) -> Outputs {
+         return {in[0].narrow(p.i64("dim"), p.i64("start"), p.i64("length"))};
+       }},
+      {"slice",
+       [](I in, P p) -> Outputs {
+         return {in[0].slice(p.i64("dim"), p.i64("start"), p.i64("end"), p.i64("step"))};
+       }},
+      {"select", [](I in, P p) -> Outputs { return {in[0].select(p.i64("dim"), p.i64("index"))}; }},
+      {"squeeze", [](I in, P) -> Outputs { return {in[0].squeeze()}; }},
+      {"squeeze_dim", [](I in, P p) -> Outputs { return {in[0].squeeze(p.i64("dim"))}; }},
+      {"unsqueeze", [](I in, P p) -> Outputs { return {in[0].unsqueeze(p.i64("dim"))}; }},
+      {"flatten",
+       [](I in, P p) -> Outputs { return {in[0].flatten(p.i64("start_dim"), p.i64("end_dim"))}; }},
+      {"unflatten",
+       [](I in, P p) -> Outputs { return {in[0].unflatten(p.i64("dim"), p.dims("sizes"))}; }},
+      {"contiguous", [](I in, P) -> Outputs { return {in[0].contiguous()}; }},
+      {"clone", [](I in, P) -> Outputs { return {in[0].clone()}; }},
+      {"to", [](I in, P p) -> Outputs { return {in[0].to(p.dtype("dtype_out"))}; }},
+  };
+  return table;
+}
+
+// ------------------------------------------------------------------- comparing
+std::string shape_text(const Tensor& t) { return fmt::format("{}", t.shape()); }
+
+// Compares `actual` with `expected` under the tolerance of expected's dtype; the failure
+// names `what`, the first element out of tolerance and how many are.
+::testing::AssertionResult close_to(const Tensor& actual, const Tensor& expected,
+                                    const std::string& what) {
+  if (!actual.defined()) return ::testing::AssertionFailure() << what << ": no tensor computed";
+  if (actual.dtype() != expected.dtype() || !(actual.shape() == expected.shape())) {
+    return ::testing::AssertionFailure()
+           << what << ": got " << tg::dtype_name(actual.dtype()) << " " << shape_text(actual)
+           << ", PyTorch gave " << tg::dtype_name(expected.dtype()) << " " << shape_text(expected);
+  }
+  const Tolerance tol = tolerance_for(expected.dtype());
+  const std::vector<double> a = as_doubles(actual);
+  const std::vector<double> e = as_doubles(expected);
+  size_t bad = 0;
+  size_t first = 0;
+  for (size_t i = 0; i < e.size(); ++i) {
+    bool ok = false;
+    if (std::isnan(e[i]) || std::isnan(a[i])) {
+      ok = std::isnan(e[i]) && std::isnan(a[i]);
+    } else if (std::isinf(e[i]) || std::isinf(a[i])) {
+      ok = a[i] == e[i];
+    } else {
+      ok = std::abs(a[i] - e[i]) <= tol.atol + tol.rtol * std::abs(e[i]);
+    }
+    if (!ok && bad++ == 0) first = i;
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << what << ": " << bad << " of " << e.size() << " elements differ from PyTorch; "
+         << fmt::format("first at flat index {}: got {}, PyTorch {} (atol {}, rtol {})", first,
+                        a[first], e[first], tol.atol, tol.rtol);
+}
+
+// ------------------------------------------------------------------- running one case
+// Rebuilds `values` with the strides that "<case>.layout.in<i>" describes (see generate.py).
+Tensor with_layout(const Tensor& values, const std::string& layout) {
+  std::istringstream words(layout);
+  std::string kind;
+  int64_t a = 0;
+  int64_t b = 0;
+  words >> kind >> a >> b;
+  if (words.fail()) throw std::runtime_error("malformed layout '" + layout + "'");
+  if (kind == "transpose") return values.transpose(a, b).contiguous().transpose(a, b);
+  if (kind == "slice") {  // a = dim, b = step
+    tg::Shape shape = values.shape();
+    shape[static_cast<size_t>(a)] *= b;
+    Tensor base = tg::zeros(shape, values.dtype());
+    Tensor view = base.slice(a, 0, shape[static_cast<size_t>(a)], b);
+    view.copy_(values);
+    return view;
+  }
+  throw std::runtime_error("unknown layout '" + layout + "'");
+}
+
+// Runs case `name` of `contents`; adds the names of the tensors it read to `used`.
+::testing::AssertionResult run_case(const tg::safetensors::Contents& contents,
+                                    const std::string& name, std::set<std::string>* used) {
+  const auto& tensors = contents.tensors;
+  const auto& metadata = contents.metadata;
+  auto fail = [&] { return ::testing::AssertionFailure() << "case " << name << ": "; };
+  auto find = [&](const std::string& suffix) -> const Tensor* {
+    const auto it = tensors.find(name + "." + suffix);
+    if (it == tensors.end()) return nullptr;
+    used->insert(it->first);
+    return &it->second;
+  };
+
+  const auto op_it = metadata.find(name + ".op");
+  if (op_it == metadata.end()) return fail() << "no '" << name << ".op' in the metadata";
+  const auto fn_it = op_table().find(op_it->second);
+  if (fn_it == op_table().end()) {
+    return fail() << "op '" << op_it->second
+                  << "' has no C++ mapping in reference_test.cpp's op table";
+  }
+
+  try {
+    // Inputs in0, in1, ...; those with a reference gradient grad<i> require grad.
+    Inputs inputs;
+    std::vector<size_t> with_grad;
+    for (size_t i = 0;; ++i) {
+      const Tensor* values = find(fmt::format("in{}", i));
+      if (values == nullptr) break;
+      Tensor x = values->clone();
+      const auto layout = metadata.find(fmt::format("{}.layout.in{}", name, i));
+      if (layout != metadata.end()) {
+        x = with_layout(*values, layout->second);
+        if (x.is_contiguous()) return fail() << "layout '" << layout->second << "' is contiguous";
+      }
+      if (tensors.contains(fmt::format("{}.grad{}", name, i))) {
+        x.requires_grad_();
+        with_grad.push_back(i);
+      }
+      inputs.push_back(x);
+    }
+    if (inputs.empty()) return fail() << "no inputs";
+
+    const Outputs outputs = fn_it->second(inputs, Params(metadata, name + "."));
+
+    // Outputs: "out" for one, "out0", "out1", ... for several.
+    std::vector<std::string> out_names;
+    if (tensors.contains(name + ".out")) {
+      out_names.push_back("");
+    } else {
+      for (size_t k = 0; tensors.contains(fmt::format("{}.out{}", name, k)); ++k) {
+        out_names.push_back(std::to_string(k));
+      }
+    }
+    if (outputs.size() != out_names.size()) {
+      return fail() << "tapegrad returned " << outputs.size() << " outputs, PyTorch "
+                    << out_names.size();
+    }
+    Outputs seeded;
+    Outputs gouts;
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const auto r = close_to(outputs[k], *find("out" + out_names[k]), "out" + out_names[k]);
+      if (!r) return fail() << r.message();
+      if (const Tensor* gout = find("gout" + out_names[k])) {
+        seeded.push_back(outputs[k]);
+        gouts.push_back(*gout);
+      }
+    }
+
+    // Gradients: every floating-point input must have one once an upstream gradient exists,
+    // so that a generator change cannot silently drop the backward check.
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const bool listed = std::find(with_grad.begin(), with_grad.end(), i) != with_grad.end();
+      if (!gouts.empty() && tg::is_floating_point(inputs[i].dtype()) && !listed) {
+        return fail() << "input " << i << " is floating point but has no reference grad" << i;
+      }
+    }
+    if (with_grad.empty()) return ::testing::AssertionSuccess();
+    if (gouts.empty()) return fail() << "reference gradients but no upstream gradient";
+    Inputs wrt;
+    for (size_t i : with_grad) wrt.push_back(inputs[i]);
+    const std::vector<Tensor> grads = tg::grad(seeded, wrt, gouts);
+    for (size_t j = 0; j < with_grad.size(); ++j) {
+      const std::string g = fmt::format("grad{}", with_grad[j]);
+      const auto r = close_to(grads[j], *find(g), g);
+      if (!r) return fail() << r.message();
+    }
+  } catch (const std::exception& e) {
+    return fail() << "threw: " << e.what();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// The case names of a file: the prefixes of its "<case>.op" metadata keys.
+std::vector<std::string> case_names(const tg::safetensors::Contents& contents) {
+  std::vector<std::string> names;
+  for (const auto& [key, value] : contents.metadata) {
+    if (key.size() > 3 && key.ends_with(".op")) names.push_back(key.substr(0, key.size() - 3));
+  }
+  return names;
+}
+
+// Runs every case of `contents`; one failure per failing case, plus one per stray tensor
+// (one that no passing case read, and that belongs to no failing case).
+std::vector<std::string> run_all(const tg::safetensors::Contents& contents) {
+  std::vector<std::string> failures;
+  std::set<std::string> used;
+  for (const std::string& name : case_names(contents)) {
+    const auto r = run_case(contents, name, &used);
+    if (r) continue;
+    failures.push_back(r.message());
+    for (const auto& [tensor_name, tensor] : contents.tensors) {
+      if (tensor_name.starts_with(name + ".")) used.insert(tensor_name);
+    }
+  }
+  for (const auto& [name, tensor] : contents.tensors) {
+    if (!used.contains(name)) failures.push_back("tensor " + name + " was not used by any case");
+  }
+  return failures;
+}
+
+// ------------------------------------------------------------------- the fixtures
+class ReferenceTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReferenceTest, MatchesPyTorch) {
+  const std::string path = fixture_path(GetParam());
+  ASSERT_TRUE(std::filesystem::exists(path))
+      << path << " is missing; run /usr/bin/python3 tests/reference/generate.py";
+  const tg::safetensors::Contents contents = tg::safetensors::load(path);
+  const std::vector<std::string> names = case_names(contents);
+  EXPECT_GE(names.size(), 5u) << path;
+  for (const std::string& failure : run_all(contents)) ADD_FAILURE() << failure;
+  RecordProperty("cases", static_cast<int>(names.size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, ReferenceTest, ::testing::ValuesIn(kFamilies),
+                         [](const auto& family) { return family.param; });
+
+TEST(ReferenceCoverageTest, EveryFixtureFileIsRun) {
+  std::set<std::string> on_disk;
+  for (const auto& entry : std::filesystem::directory_iterator(TAPEGRAD_FIXTURES_DIR)) {
+    if (entry.path().extension() == ".safetensors") on_disk.insert(entry.path().stem());
+  }
+  EXPECT_EQ(on_disk, std::set<std::string>(kFamilies.begin(), kFamilies.end()));
+}
+
+TEST(ReferenceCoverageTest, EveryMappedOpHasAFixture) {
+  std::set<std::string> seen;
+  for (const std::string& family : kFamilies) {
+    const auto contents = tg::safetensors::load(fixture_path(family));
+    for (const std::string& name : case_names(contents))
+      seen.insert(contents.metadata.at(name + ".op"));
+  }
+  for (const auto& [op, fn] : op_table()) EXPECT_TRUE(seen.contains(op)) << op;
+}
+
+// ------------------------------------------------------------------- the checker can fail
+// A hand-made case in memory: add of (2) and (1), out = a + b, gout, grads gout and sum(gout).
+tg::safetensors::Contents hand_made_add() {
+  tg::safetensors::Contents c;
+  c.tensors["c.in0"] = tg::tensor({1.0, 2.0});
+  c.tensors["c.in1"] = tg::tensor({0.5});
+  c.tensors["c.out"] = tg::tensor({1.5, 2.5});
+  c.tensors["c.gout"] = tg::tensor({3.0, -1.0});
+  c.tensors["c.grad0"] = tg::tensor({3.0, -1.0});
+  c.tensors["c.grad1"] = tg::tensor({2.0});
+  c.metadata["c.op"] = "add";
+  return c;
+}
+
+std::string failure_of(const tg::safetensors::Contents& c) {
+  const std::vector<std::string> failures = run_all(c);
+  return failures.empty() ? "" : failures.front();
+}
+
+TEST(ReferenceSelfTest, HandMadeCasePasses) {
+  EXPECT_THAT(run_all(hand_made_add()), ::testing::IsEmpty());
+}
+
+TEST(ReferenceSelfTest, PerturbedOutputFails) {
+  auto c = hand_made_add();
+  c.tensors["c.out"] = tg::tensor({1.5, 2.5 + 1e-8});  // far beyond float64's tolerance
+  EXPECT_THAT(failure_of(c), tg::testing::MessageHas("case c", "out", "flat index 1"));
+}
+
+TEST(ReferenceSelfTest, PerturbedGradientFails) {
+  auto c = hand_made_add();
+  c.tensors["c.grad1"] = tg::tensor({2.001});
+  EXPECT_THAT(failure_of(c), tg::testing::MessageHas("case c", "grad1", "2.001"));
+}
+
+TEST(ReferenceSelfTest, DifferenceWithinToleranceIsAccepted) {
+  auto c = hand_made_add();
+  c.tensors["c.out"] = tg::tensor({1.5, 2.5 + 1e-12});
+  EXPECT_THAT(run_all(c), ::testing::IsEmpty());
+}
+
+TEST(ReferenceSelfTest, WrongShapeOrDTypeFails) {
+  auto c = hand_made_add();
+  c.tensors["c.out"] = tg::tensor({1.5, 2.5}, {2, 1});
+  EXPECT_THAT(failure_of(c), tg::testing::MessageHas("out", "(2)", "(2, 1)"));
+  c = hand_made_add();
+  c.tensors["c.out"] = tg::tensor({1.5f, 2.5f});
+  EXPECT_THAT(failure_of(c), tg::testing::MessageHas("out", "float64", "float32"));
+}
+
+TEST(ReferenceSelfTest, NaNMustMatchNaN) {
+  auto c = hand_made_add();
+  c.tensors["c.out"] = tg::tensor({1.5, std::nan("")});
+  EXPECT_THAT(failure_of(c), tg::testing::MessageHas("out", "nan"));
+}
+
+TEST(ReferenceSelfTest, UnmappedOpFails) {
+  auto c = hand_made_add();
+  c.metadata["c.op"] = "frobnicate";
+  EXPECT_THAT(failure_of(c), tg::testing::MessageHas("frobnicate", "no C++ mapping"));
+}
+
+TEST(ReferenceSelfTest, MissingGradientFails) {
+  auto c = hand_made_add();
+  c.tensors.erase("c.grad1");
+  EXPECT_THAT(failure_of(c), tg::testing::MessageHas("input 1", "no reference grad1"));
+}
+
+TEST(ReferenceSelfTest, StrayTensorFails) {
+  auto c = hand_made_add();
+  c.tensors["c.grad7"] = tg::tensor({0.0});
+  EXPECT_THAT(failure_of(c), tg::testing::MessageHas("c.grad7", "not used"));
+}
+
+TEST(ReferenceSelfTest, LayoutsAreRebuiltNonContiguous) {
+  const Tensor v = tg::tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0}, {2, 3});
+  const Tensor t = with_layout(v, "transpose 0 1");
+  EXPECT_FALSE(t.is_contiguous());
+  EXPECT_EQ(as_doubles(t), as_doubles(v));
+  const Tensor s = with_layout(v, "slice 1 2");
+  EXPECT_FALSE(s.is_contiguous());
+  EXPECT_EQ(s.stride(1), 2);
+  EXPECT_EQ(as_doubles(s), as_doubles(v));
+  EXPECT_THROW(with_layout(v, "shuffle 0 1"), std::runtime_error);
+}
+
+TEST(ReferenceSelfTest, ParamsParseJsonValues) {
+  const std::map<std::string, std::string> m = {
+      {"c.dims", "[0, -1]"}, {"c.k", "true"}, {"c.x", "0.1"},   {"c.n", "null"},
+      {"c.s", "\"int64\""},  {"c.e", "[]"},   {"c.bad", "1.5x"}};
+  const Params p(m, "c.");
+  EXPECT_EQ(p.ints("dims"), (std::vector<int64_t>{0, -1}));
+  EXPECT_TRUE(p.flag("k"));
+  EXPECT_EQ(p.f64("x"), 0.1);
+  EXPECT_FALSE(p.opt_f64("n").has_value());
+  EXPECT_TRUE(p.ints("e").empty());
+  EXPECT_EQ(p.dtype("s"), tg::kInt64);
+  EXPECT_THROW(p.str("x"), std::runtime_error);
+  EXPECT_THROW(p.f64("bad"), std::runtime_error);
+  EXPECT_THROW(p.i64("x"), std::runtime_error);
+  EXPECT_THROW(p.f64("missing"), std::runtime_error);
+}
+
+}  // namespace

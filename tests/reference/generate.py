@@ -1,0 +1,702 @@
+#!/usr/bin/python3
+"""PyTorch reference fixtures for tapegrad's differentiable primitives.
+
+Run with Debian's Python (the only Python in the project; CI never runs it):
+
+    /usr/bin/python3 tests/reference/generate.py            # rewrite tests/reference/fixtures/
+    /usr/bin/python3 tests/reference/generate.py --check    # regenerate to a temp dir, compare
+    /usr/bin/python3 tests/reference/generate.py --out DIR  # write somewhere else
+
+For every case it runs one op in PyTorch and stores, in one .safetensors file per op family:
+
+    <case>.in0, <case>.in1, ...   the inputs (contiguous values; see "layout" below)
+    <case>.out                    the output (or <case>.out0, <case>.out1, ... for several)
+    <case>.gout                   a random upstream gradient (or .gout0, ...; only for
+                                  floating-point outputs)
+    <case>.grad0, ...             d(sum(out * gout))/d(in_i) for every input PyTorch
+                                  differentiated (every floating-point input, unless the
+                                  case is forward-only)
+
+and in "__metadata__" (string -> string, as the format requires):
+
+    <case>.op            the op, e.g. "sum" (tests/ops/reference_test.cpp maps it to C++)
+    <case>.<param>       each parameter as a JSON value: "[0, -1]", "true", "0.5", "null"
+    <case>.layout.in<i>  how input i was made non-contiguous, so the C++ side can rebuild the
+                         same strides from the stored values:
+                           "transpose D0 D1"  base = values with dims D0, D1 swapped, made
+                                              contiguous; input = base.transpose(D0, D1)
+                           "slice D STEP"     base = zeros with size * STEP along dim D;
+                                              input = base[..., ::STEP, ...] filled with values
+
+Each case seeds its own generator from the CRC-32 of its name, so adding or removing a case
+never changes the others.
+"""
+
+import argparse
+import filecmp
+import json
+import os
+import struct
+import sys
+import tempfile
+import zlib
+
+import torch
+
+F64 = torch.float64
+F32 = torch.float32
+
+# ----------------------------------------------------------------------------- the file format
+
+_DTYPE_NAMES = {
+    torch.float64: "F64",
+    torch.float32: "F32",
+    torch.float16: "F16",
+    torch.bfloat16: "BF16",
+    torch.int64: "I64",
+    torch.bool: "BOOL",
+}
+_DTYPES = {v: k for k, v in _DTYPE_NAMES.items()}
+_SAME_SIZE_INT = {2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _tensor_bytes(t):
+    """Row-major little-endian bytes of t (numpy has no bfloat16, so go through an int view)."""
+    t = t.detach().contiguous()
+    if t.dtype == torch.bool:
+        return t.to(torch.uint8).numpy().tobytes()
+    as_int = t.view(_SAME_SIZE_INT[t.element_size()]).numpy()
+    return as_int.astype(as_int.dtype.newbyteorder("<")).tobytes()
+
+
+def write_safetensors(path, tensors, metadata):
+    """Writes the safetensors format by hand (there is no safetensors package here):
+    8-byte little-endian header length N, N bytes of JSON (padded with spaces so that the data
+    starts at a multiple of 8), then the tensors' bytes packed in sorted-name order."""
+    header = {"__metadata__": dict(sorted(metadata.items()))}
+    blobs = []
+    offset = 0
+    for name in sorted(tensors):
+        t = tensors[name]
+        data = _tensor_bytes(t)
+        header[name] = {
+            "dtype": _DTYPE_NAMES[t.dtype],
+            "shape": list(t.shape),
+            "data_offsets": [offset, offset + len(data)],
+        }
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * ((8 - (8 + len(text)) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for blob in blobs:
+            f.write(blob)
+
+
+def read_safetensors(path):
+    """The inverse of write_safetensors: ({name: tensor}, metadata)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + n].decode("utf-8"))
+    data = raw[8 + n :]
+    metadata = header.pop("__metadata__", {})
+    tensors = {}
+    for name, entry in header.items():
+        dtype = _DTYPES[entry["dtype"]]
+        begin, end = entry["data_offsets"]
+        chunk = bytearray(data[begin:end])
+        if dtype == torch.bool:
+            t = torch.frombuffer(chunk, dtype=torch.uint8).to(torch.bool) if chunk else None
+        else:
+            t = torch.frombuffer(chunk, dtype=dtype) if chunk else None
+        if t is None:
+            t = torch.empty(0, dtype=dtype)
+        tensors[name] = t.reshape(entry["shape"]).clone()
+    return tensors, metadata
+
+
+# ----------------------------------------------------------------------------- cases
+
+
+class Inputs:
+    """Seeded input makers for one case, in the case's dtype."""
+
+    def __init__(self, name, dtype):
+        self.gen = torch.Generator().manual_seed(zlib.crc32(name.encode("utf-8")))
+        self.dtype = dtype
+
+    def randn(self, *shape):
+        return torch.randn(shape, generator=self.gen, dtype=F64).to(self.dtype)
+
+    def pos(self, *shape):
+        """Uniform in [0.5, 2): safely inside the domain of log, sqrt, rsqrt, division."""
+        return (torch.rand(shape, generator=self.gen, dtype=F64) * 1.5 + 0.5).to(self.dtype)
+
+    def small_ints(self, *shape, high=3):
+        """Values in {0, 1, ..., high-1} as floats: lots of ties for max/min conventions."""
+        return torch.randint(0, high, shape, generator=self.gen).to(self.dtype)
+
+    def index(self, high, *shape):
+        return torch.randint(0, high, shape, generator=self.gen, dtype=torch.int64)
+
+    def mask(self, *shape):
+        return torch.rand(shape, generator=self.gen) < 0.5
+
+
+def _with_layout(values, layout):
+    """A non-contiguous tensor holding `values`, built as "<case>.layout.in<i>" describes."""
+    kind, *args = layout.split()
+    if kind == "transpose":
+        d0, d1 = int(args[0]), int(args[1])
+        return values.transpose(d0, d1).contiguous().transpose(d0, d1)
+    if kind == "slice":
+        dim, step = int(args[0]), int(args[1])
+        shape = list(values.shape)
+        shape[dim] *= step
+        base = torch.zeros(shape, dtype=values.dtype)
+        index = [slice(None)] * values.dim()
+        index[dim] = slice(None, None, step)
+        view = base[tuple(index)]
+        view.copy_(values)
+        return view
+    raise ValueError(f"unknown layout {layout!r}")
+
+
+class Family:
+    """The cases of one fixture file."""
+
+    def __init__(self, name):
+        self.name = name
+        self.tensors = {}
+        self.metadata = {}
+
+    def case(self, name, op, make_inputs, fn, dtype=F64, layouts=None, grad=True, **params):
+        """Adds case `name`: make_inputs(Inputs) -> list of tensors; fn(*inputs) -> tensor or
+        tuple of tensors. `params` are what the C++ side needs to call the op (they are stored
+        and not used here: fn must agree with them)."""
+        assert "." not in name and f"{name}.op" not in self.metadata, name
+        layouts = layouts or {}
+        r = Inputs(name, dtype)
+        values = [v.detach().clone() for v in make_inputs(r)]
+        inputs = []
+        for i, v in enumerate(values):
+            x = _with_layout(v, layouts[i]) if i in layouts else v.clone()
+            assert (i not in layouts) or not x.is_contiguous(), (name, i)
+            if grad and x.is_floating_point():
+                x.requires_grad_()
+            inputs.append(x)
+        result = fn(*inputs)
+        outs = list(result) if isinstance(result, (tuple, list)) else [result]
+        # A random upstream gradient for every floating-point output, by output position.
+        gouts = {k: torch.randn(o.shape, generator=r.gen, dtype=F64).to(o.dtype)
+                 for k, o in enumerate(outs) if o.is_floating_point()}
+        wrt = [x for x in inputs if x.requires_grad]
+        grads = []
+        if wrt:
+            grads = torch.autograd.grad([outs[k] for k in gouts], wrt, list(gouts.values()))
+
+        def put(key, t):
+            self.tensors[f"{name}.{key}"] = t.detach().contiguous().clone()
+
+        for i, v in enumerate(values):
+            put(f"in{i}", v)
+        single = len(outs) == 1
+        for k, o in enumerate(outs):
+            put("out" if single else f"out{k}", o)
+        for k, g in gouts.items():
+            put("gout" if single else f"gout{k}", g)
+        grad_iter = iter(grads)
+        for i, x in enumerate(inputs):
+            if x.requires_grad:
+                g = next(grad_iter)
+                assert g is not None, (name, i)
+                put(f"grad{i}", g)
+        self.metadata[f"{name}.op"] = op
+        for key, value in params.items():
+            self.metadata[f"{name}.{key}"] = json.dumps(value)
+        for i, layout in layouts.items():
+            self.metadata[f"{name}.layout.in{i}"] = layout
+
+    def write(self, directory):
+        meta = dict(self.metadata)
+        meta["generator"] = "tests/reference/generate.py"
+        meta["torch_version"] = torch.__version__
+        write_safetensors(os.path.join(directory, f"{self.name}.safetensors"), self.tensors, meta)
+
+
+# ----------------------------------------------------------------------------- the op families
+
+
+def arithmetic():
+    f = Family("arithmetic")
+    binary = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div}
+    for op, fn in binary.items():
+        rhs = (lambda r, *s: r.pos(*s)) if op == "div" else (lambda r, *s: r.randn(*s))
+        f.case(f"{op}_same", op, lambda r: [r.randn(3, 4), rhs(r, 3, 4)], fn)
+        f.case(f"{op}_bcast_row", op, lambda r: [r.randn(3, 1), rhs(r, 4)], fn)
+        f.case(f"{op}_bcast_3d", op, lambda r: [r.randn(2, 1, 5), rhs(r, 7, 1)], fn)
+        f.case(f"{op}_ones", op, lambda r: [r.randn(1), rhs(r, 1, 1)], fn)
+        f.case(f"{op}_scalar0d", op, lambda r: [r.randn(), rhs(r, 7)], fn)
+        f.case(f"{op}_tposed", op, lambda r: [r.randn(4, 3), rhs(r, 4, 3)], fn,
+               layouts={0: "transpose 0 1"})
+        f.case(f"{op}_sliced", op, lambda r: [r.randn(2, 7), rhs(r, 7)], fn,
+               layouts={0: "slice 1 2", 1: "slice 0 3"})
+        f.case(f"{op}_bcast_f32", op, lambda r: [r.randn(3, 1, 7), rhs(r, 2, 1)], fn, dtype=F32)
+    f.case("neg_basic", "neg", lambda r: [r.randn(3, 7)], torch.neg)
+    f.case("neg_tposed", "neg", lambda r: [r.randn(5, 3)], torch.neg,
+           layouts={0: "transpose 0 1"})
+    f.case("neg_f32", "neg", lambda r: [r.randn(7)], torch.neg, dtype=F32)
+    # Scalar forms: x op s (and s op x for rsub, rdiv), s a plain number with no gradient.
+    scalar_forms = {
+        "add_scalar": lambda x, s: x + s,
+        "sub_scalar": lambda x, s: x - s,
+        "rsub_scalar": lambda x, s: s - x,
+        "mul_scalar": lambda x, s: x * s,
+        "div_scalar": lambda x, s: x / s,
+        "rdiv_scalar": lambda x, s: s / x,
+    }
+    for op, fn in scalar_forms.items():
+        make = (lambda r: [r.pos(3, 7)]) if op == "rdiv_scalar" else (lambda r: [r.randn(3, 7)])
+        for suffix, s, dtype in (("", 1.75, F64), ("_neg", -0.3, F64), ("_f32", 0.1, F32)):
+            f.case(f"{op}{suffix}", op, make, lambda x, s=s, fn=fn: fn(x, s), dtype=dtype,
+                   scalar=s)
+        f.case(f"{op}_tposed", op, make, lambda x, fn=fn: fn(x, 2.5),
+               layouts={0: "transpose 0 1"}, scalar=2.5)
+    return f
+
+
+def unary():
+    f = Family("unary")
+    for p in (2.0, 3.0, -1.0, 0.0, 1.0):  # integer exponents: any sign of x
+        f.case(f"pow_int{int(p)}".replace("-", "m"), "pow", lambda r: [r.randn(3, 7)],
+               lambda x, p=p: torch.pow(x, p), exponent=p)
+    for p in (0.5, -1.5, 2.5):  # fractional exponents: positive x only
+        f.case(f"pow_frac{p}".replace(".", "p").replace("-", "m"), "pow",
+               lambda r: [r.pos(7, 3)], lambda x, p=p: torch.pow(x, p), exponent=p)
+    f.case("pow_tposed", "pow", lambda r: [r.randn(4, 3)], lambda x: torch.pow(x, 3.0),
+           layouts={0: "transpose 0 1"}, exponent=3.0)
+    f.case("pow_f32", "pow", lambda r: [r.pos(2, 7)], lambda x: torch.pow(x, 1.5), dtype=F32,
+           exponent=1.5)
+    # At x = 0: p * 0^(p-1) is 0 for p > 1, 1 for p = 1, +inf for 0 < p < 1; 0 for p = 0.
+    for p in (2.0, 1.0, 0.5, 0.0):
+        f.case(f"pow_at_zero{p}".replace(".", "p"), "pow",
+               lambda r: [torch.tensor([0.0, 1.5, 0.0, 2.0], dtype=r.dtype)],
+               lambda x, p=p: torch.pow(x, p), exponent=p)
+
+    plain = {"exp": (torch.exp, "randn"), "log": (torch.log, "pos"),
+             "sqrt": (torch.sqrt, "pos"), "rsqrt": (torch.rsqrt, "pos"),
+             "abs": (torch.abs, "randn")}
+    for op, (fn, maker) in plain.items():
+        f.case(f"{op}_basic", op, lambda r, m=maker: [getattr(r, m)(3, 7)], fn)
+        f.case(f"{op}_ones", op, lambda r, m=maker: [getattr(r, m)(1, 1)], fn)
+        f.case(f"{op}_0d", op, lambda r, m=maker: [getattr(r, m)()], fn)
+        f.case(f"{op}_tposed", op, lambda r, m=maker: [getattr(r, m)(7, 2)], fn,
+               layouts={0: "transpose 0 1"})
+        f.case(f"{op}_sliced", op, lambda r, m=maker: [getattr(r, m)(5)], fn,
+               layouts={0: "slice 0 2"})
+        f.case(f"{op}_f32", op, lambda r, m=maker: [getattr(r, m)(3, 5)], fn, dtype=F32)
+    # Kinks and singularities: abs'(0) = 0; sqrt'(0) = +inf; log(0) = -inf with log'(0) = +inf.
+    zeros_and_more = lambda r: [torch.tensor([0.0, -1.25, 0.0, 2.0, -0.0], dtype=r.dtype)]
+    f.case("abs_at_zero", "abs", zeros_and_more, torch.abs)
+    f.case("sqrt_at_zero", "sqrt", lambda r: [torch.tensor([0.0, 4.0], dtype=r.dtype)],
+           torch.sqrt)
+    f.case("log_at_zero", "log", lambda r: [torch.tensor([0.0, 3.0], dtype=r.dtype)], torch.log)
+
+    for name, lo, hi in (("both", -0.5, 0.75), ("min_only", 0.25, None),
+                         ("max_only", None, -0.1)):
+        f.case(f"clamp_{name}", "clamp", lambda r: [r.randn(3, 7)],
+               lambda x, lo=lo, hi=hi: torch.clamp(x, lo, hi), min=lo, max=hi)
+    f.case("clamp_tposed", "clamp", lambda r: [r.randn(7, 3)],
+           lambda x: torch.clamp(x, -0.5, 0.5), layouts={0: "transpose 0 1"}, min=-0.5, max=0.5)
+    # Bounds are rounded to float32 first (0.1 and -0.3 are not floats).
+    f.case("clamp_f32", "clamp", lambda r: [r.randn(4, 7)], lambda x: torch.clamp(x, -0.3, 0.1),
+           dtype=F32, min=-0.3, max=0.1)
+    # Elements exactly at a bound keep their gradient (min <= x <= max, bounds included).
+    at_bounds = lambda r: [torch.tensor([-1.0, -0.5, 0.0, 0.5, 1.0, 0.5, -0.5], dtype=r.dtype)]
+    f.case("clamp_at_bounds", "clamp", at_bounds, lambda x: torch.clamp(x, -0.5, 0.5),
+           min=-0.5, max=0.5)
+    f.case("clamp_equal_bounds", "clamp", at_bounds, lambda x: torch.clamp(x, 0.5, 0.5),
+           min=0.5, max=0.5)
+    return f
+
+
+def reduce():
+    f = Family("reduce")
+    for op, fn in (("sum", torch.sum), ("mean", torch.mean), ("amax", torch.amax),
+                   ("amin", torch.amin)):
+        def call(x, dims, keepdim, fn=fn):
+            # tapegrad's empty dim list means every dim; spell that out for PyTorch.
+            return fn(x, dim=tuple(dims) if dims else tuple(range(x.dim())), keepdim=keepdim)
+
+        for name, shape, dims, keepdim, layout in (
+            ("all", (3, 7), [], False, None),
+            ("all_keep", (3, 7), [], True, None),
+            ("dim1", (2, 7, 3), [1], False, None),
+            ("dims02_keep", (2, 7, 3), [0, 2], True, None),
+            ("neg", (3, 1, 5), [-1], False, None),
+            ("size1", (3, 1, 5), [1], True, None),
+            ("0d", (), [], False, None),
+            ("tposed", (5, 3), [0], False, "transpose 0 1"),
+            ("sliced", (4, 3), [1], True, "slice 1 2"),
+        ):
+            f.case(f"{op}_{name}", op, lambda r, s=shape: [r.randn(*s)],
+                   lambda x, d=dims, k=keepdim: call(x, d, k),
+                   layouts={0: layout} if layout else None, dims=dims, keepdim=keepdim)
+        f.case(f"{op}_f32", op, lambda r: [r.randn(3, 7)], lambda x: call(x, [1], False),
+               dtype=F32, dims=[1], keepdim=False)
+    # Ties: amax/amin split the gradient evenly among the elements equal to the extreme.
+    for op, fn in (("amax", torch.amax), ("amin", torch.amin)):
+        f.case(f"{op}_ties", op, lambda r: [r.small_ints(4, 7)],
+               lambda x, fn=fn: fn(x, dim=1), dims=[1], keepdim=False)
+        f.case(f"{op}_ties_all", op, lambda r: [r.small_ints(3, 5, high=2)],
+               lambda x, fn=fn: fn(x, dim=(0, 1)), dims=[], keepdim=False)
+    # max(x, dim) / min(x, dim): values and int64 indices; ties go to the first occurrence.
+    for op, fn in (("max_dim", torch.max), ("min_dim", torch.min)):
+        for name, shape, dim, keepdim, layout, maker in (
+            ("basic", (3, 7), 1, False, None, "randn"),
+            ("keep", (2, 7, 3), 1, True, None, "randn"),
+            ("neg", (4, 5), -2, False, None, "randn"),
+            ("1d", (7,), 0, False, None, "randn"),
+            ("tposed", (5, 3), 0, False, "transpose 0 1", "randn"),
+            ("ties", (4, 7), 1, False, None, "small_ints"),
+        ):
+            f.case(f"{op}_{name}", op, lambda r, s=shape, m=maker: [getattr(r, m)(*s)],
+                   lambda x, d=dim, k=keepdim, fn=fn: tuple(fn(x, dim=d, keepdim=k)),
+                   layouts={0: layout} if layout else None, dim=dim, keepdim=keepdim)
+        f.case(f"{op}_f32", op, lambda r: [r.randn(3, 7)],
+               lambda x, fn=fn: tuple(fn(x, dim=0)), dtype=F32, dim=0, keepdim=False)
+    # max(x) / min(x): a 0-d result; ties split the gradient evenly (as amax over all dims).
+    for op, fn in (("max_all", torch.max), ("min_all", torch.min)):
+        f.case(f"{op}_basic", op, lambda r: [r.randn(3, 7)], fn)
+        f.case(f"{op}_ties", op, lambda r: [r.small_ints(3, 5, high=2)], fn)
+        f.case(f"{op}_tposed", op, lambda r: [r.randn(7, 2)], fn, layouts={0: "transpose 0 1"})
+    return f
+
+
+def matmul():
+    f = Family("matmul")
+    for name, a, b, layouts in (
+        ("dot", (7,), (7,), None),
+        ("mm", (3, 7), (7, 5), None),
+        ("mm_ones", (1, 1), (1, 7), None),
+        ("vec_mat", (7,), (2, 7, 3), None),
+        ("mat_vec", (2, 3, 7), (7,), None),
+        ("batched", (2, 3, 4), (2, 4, 5), None),
+        ("bcast", (2, 1, 3, 4), (5, 4, 2), None),
+        ("bcast_2d", (3, 4), (2, 4, 5), None),
+        ("tposed_a", (3, 7), (7, 2), {0: "transpose 0 1"}),
+        ("tposed_b", (3, 7), (7, 2), {1: "transpose 0 1"}),
+        ("sliced", (3, 4), (4, 3), {0: "slice 1 2", 1: "slice 0 2"}),
+    ):
+        f.case(f"matmul_{name}", "matmul", lambda r, a=a, b=b: [r.randn(*a), r.randn(*b)],
+               torch.matmul, layouts=layouts)
+    f.case("matmul_f32", "matmul", lambda r: [r.randn(5, 7), r.randn(7, 3)], torch.matmul,
+           dtype=F32)
+    f.case("matmul_bcast_f32", "matmul", lambda r: [r.randn(2, 1, 3, 4), r.randn(3, 4, 2)],
+           torch.matmul, dtype=F32)
+    return f
+
+
+def join():
+    f = Family("join")
+    f.case("cat_dim0", "cat", lambda r: [r.randn(2, 3), r.randn(1, 3), r.randn(4, 3)],
+           lambda *xs: torch.cat(xs, 0), dim=0)
+    f.case("cat_dim1", "cat", lambda r: [r.randn(2, 3, 2), r.randn(2, 7, 2)],
+           lambda *xs: torch.cat(xs, 1), dim=1)
+    f.case("cat_neg", "cat", lambda r: [r.randn(3, 1), r.randn(3, 5)],
+           lambda *xs: torch.cat(xs, -1), dim=-1)
+    f.case("cat_one", "cat", lambda r: [r.randn(7)], lambda *xs: torch.cat(xs, 0), dim=0)
+    f.case("cat_tposed", "cat", lambda r: [r.randn(4, 3), r.randn(4, 2)],
+           lambda *xs: torch.cat(xs, 1), layouts={0: "transpose 0 1"}, dim=1)
+    f.case("cat_f32", "cat", lambda r: [r.randn(2, 3), r.randn(2, 3)],
+           lambda *xs: torch.cat(xs, 0), dtype=F32, dim=0)
+    f.case("stack_dim0", "stack", lambda r: [r.randn(3, 7), r.randn(3, 7), r.randn(3, 7)],
+           lambda *xs: torch.stack(xs, 0), dim=0)
+    f.case("stack_mid", "stack", lambda r: [r.randn(2, 5), r.randn(2, 5)],
+           lambda *xs: torch.stack(xs, 1), dim=1)
+    f.case("stack_last", "stack", lambda r: [r.randn(4), r.randn(4)],
+           lambda *xs: torch.stack(xs, -1), dim=-1)
+    f.case("stack_0d", "stack", lambda r: [r.randn(), r.randn()],
+           lambda *xs: torch.stack(xs, 0), dim=0)
+    f.case("stack_tposed", "stack", lambda r: [r.randn(3, 2), r.randn(3, 2)],
+           lambda *xs: torch.stack(xs, 0), layouts={1: "transpose 0 1"}, dim=0)
+    f.case("stack_f32", "stack", lambda r: [r.randn(3), r.randn(3)],
+           lambda *xs: torch.stack(xs, 0), dtype=F32, dim=0)
+    f.case("split_size", "split", lambda r: [r.randn(7, 2)],
+           lambda x: torch.split(x, 3, 0), split_size=3, dim=0)
+    f.case("split_size_dim1", "split", lambda r: [r.randn(2, 7)],
+           lambda x: torch.split(x, 2, -1), split_size=2, dim=-1)
+    f.case("split_sizes", "split", lambda r: [r.randn(3, 7)],
+           lambda x: torch.split(x, [2, 0, 5], 1), sizes=[2, 0, 5], dim=1)
+    f.case("split_tposed", "split", lambda r: [r.randn(5, 3)],
+           lambda x: torch.split(x, [1, 4], 0), layouts={0: "transpose 0 1"}, sizes=[1, 4], dim=0)
+    f.case("split_f32", "split", lambda r: [r.randn(7)], lambda x: torch.split(x, 4, 0),
+           dtype=F32, split_size=4, dim=0)
+    f.case("chunk_uneven", "chunk", lambda r: [r.randn(7, 3)],
+           lambda x: torch.chunk(x, 3, 0), chunks=3, dim=0)
+    f.case("chunk_fewer", "chunk", lambda r: [r.randn(2, 6)],
+           lambda x: torch.chunk(x, 4, 1), chunks=4, dim=1)
+    f.case("chunk_one", "chunk", lambda r: [r.randn(1, 5)],
+           lambda x: torch.chunk(x, 2, 0), chunks=2, dim=0)
+    f.case("chunk_tposed", "chunk", lambda r: [r.randn(3, 4)],
+           lambda x: torch.chunk(x, 2, 1), layouts={0: "transpose 0 1"}, chunks=2, dim=1)
+    return f
+
+
+def index():
+    f = Family("index")
+    ix = lambda values: torch.tensor(values, dtype=torch.int64)
+    f.case("index_select_rows", "index_select", lambda r: [r.randn(5, 3), ix([4, 0, 4, 2])],
+           lambda x, i: torch.index_select(x, 0, i), dim=0)
+    f.case("index_select_cols", "index_select", lambda r: [r.randn(2, 7, 2), r.index(7, 9)],
+           lambda x, i: torch.index_select(x, 1, i), dim=1)
+    f.case("index_select_neg", "index_select", lambda r: [r.randn(3, 4), ix([3, 3, 1])],
+           lambda x, i: torch.index_select(x, -1, i), dim=-1)
+    f.case("index_select_0d", "index_select", lambda r: [r.randn(4, 3), torch.tensor(2)],
+           lambda x, i: torch.index_select(x, 0, i), dim=0)
+    f.case("index_select_tposed", "index_select", lambda r: [r.randn(4, 6), r.index(6, 5)],
+           lambda x, i: torch.index_select(x, 1, i), layouts={0: "transpose 0 1"}, dim=1)
+    f.case("index_select_f32", "index_select", lambda r: [r.randn(7, 2), r.index(7, 4)],
+           lambda x, i: torch.index_select(x, 0, i), dtype=F32, dim=0)
+    f.case("gather_dim1", "gather", lambda r: [r.randn(3, 5), r.index(5, 3, 7)],
+           lambda x, i: torch.gather(x, 1, i), dim=1)
+    f.case("gather_dim0", "gather", lambda r: [r.randn(4, 3), r.index(4, 2, 3)],
+           lambda x, i: torch.gather(x, 0, i), dim=0)
+    f.case("gather_smaller", "gather", lambda r: [r.randn(4, 5, 3), r.index(5, 2, 7, 1)],
+           lambda x, i: torch.gather(x, 1, i), dim=1)
+    f.case("gather_tposed", "gather", lambda r: [r.randn(5, 3), r.index(3, 4, 6)],
+           lambda x, i: torch.gather(x, -1, i), layouts={0: "transpose 0 1"}, dim=-1)
+    f.case("gather_f32", "gather", lambda r: [r.randn(3, 4), r.index(3, 2, 4)],
+           lambda x, i: torch.gather(x, 0, i), dtype=F32, dim=0)
+    f.case("where_same", "where", lambda r: [r.mask(3, 4), r.randn(3, 4), r.randn(3, 4)],
+           torch.where)
+    f.case("where_bcast", "where", lambda r: [r.mask(3, 1), r.randn(1, 7), r.randn(3, 7)],
+           torch.where)
+    f.case("where_bcast_all", "where", lambda r: [r.mask(2, 1, 5), r.randn(3, 1), r.randn(5)],
+           torch.where)
+    f.case("where_tposed", "where", lambda r: [r.mask(4, 3), r.randn(4, 3), r.randn(4, 3)],
+           torch.where, layouts={0: "transpose 0 1", 2: "transpose 0 1"})
+    f.case("where_f32", "where", lambda r: [r.mask(7), r.randn(7), r.randn(1)], torch.where,
+           dtype=F32)
+    f.case("masked_fill_same", "masked_fill", lambda r: [r.randn(3, 7), r.mask(3, 7)],
+           lambda x, m: x.masked_fill(m, -2.5), value=-2.5)
+    f.case("masked_fill_bcast", "masked_fill", lambda r: [r.randn(3, 7), r.mask(7)],
+           lambda x, m: x.masked_fill(m, 0.0), value=0.0)
+    f.case("masked_fill_tposed", "masked_fill", lambda r: [r.randn(5, 3), r.mask(5, 1)],
+           lambda x, m: x.masked_fill(m, 1.0), layouts={0: "transpose 0 1"}, value=1.0)
+    f.case("masked_fill_f32", "masked_fill", lambda r: [r.randn(2, 7), r.mask(2, 1)],
+           lambda x, m: x.masked_fill(m, 0.1), dtype=F32, value=0.1)
+    return f
+
+
+def _pyslice(x, dim, start, end, step):
+    index = [slice(None)] * x.dim()
+    index[dim] = slice(start, end, step)
+    return x[tuple(index)]
+
+
+def view():
+    f = Family("view")
+    T = {0: "transpose 0 1"}
+    f.case("view_basic", "view", lambda r: [r.randn(3, 4)], lambda x: x.view(2, 6),
+           shape=[2, 6])
+    f.case("view_infer", "view", lambda r: [r.randn(2, 7, 1)], lambda x: x.view(-1, 2),
+           shape=[-1, 2])
+    f.case("view_0d", "view", lambda r: [r.randn(1, 1)], lambda x: x.view([]), shape=[])
+    f.case("view_f32", "view", lambda r: [r.randn(6)], lambda x: x.view(3, 2), dtype=F32,
+           shape=[3, 2])
+    f.case("reshape_basic", "reshape", lambda r: [r.randn(2, 3, 2)],
+           lambda x: x.reshape(3, -1), shape=[3, -1])
+    f.case("reshape_tposed", "reshape", lambda r: [r.randn(3, 5)], lambda x: x.reshape(15),
+           layouts=T, shape=[15])
+    f.case("permute_3d", "permute", lambda r: [r.randn(2, 3, 7)],
+           lambda x: x.permute(2, 0, 1), dims=[2, 0, 1])
+    f.case("permute_neg", "permute", lambda r: [r.randn(2, 1, 3)],
+           lambda x: x.permute(-1, 0, 1), dims=[-1, 0, 1])
+    f.case("permute_tposed", "permute", lambda r: [r.randn(4, 3)], lambda x: x.permute(1, 0),
+           layouts=T, dims=[1, 0])
+    f.case("transpose_basic", "transpose", lambda r: [r.randn(2, 3, 7)],
+           lambda x: x.transpose(0, 2), dim0=0, dim1=2)
+    f.case("transpose_neg", "transpose", lambda r: [r.randn(2, 3, 4)],
+           lambda x: x.transpose(-1, 1), dim0=-1, dim1=1)
+    f.case("t_basic", "t", lambda r: [r.randn(3, 7)], lambda x: x.t())
+    f.case("t_1d", "t", lambda r: [r.randn(5)], lambda x: x.t())
+    f.case("expand_basic", "expand", lambda r: [r.randn(3, 1)], lambda x: x.expand(3, 7),
+           shape=[3, 7])
+    f.case("expand_new_dims", "expand", lambda r: [r.randn(1, 4)],
+           lambda x: x.expand(2, 3, -1, 4), shape=[2, 3, -1, 4])
+    f.case("expand_0d", "expand", lambda r: [r.randn()], lambda x: x.expand(5), shape=[5])
+    f.case("expand_f32", "expand", lambda r: [r.randn(2, 1)], lambda x: x.expand(2, 3),
+           dtype=F32, shape=[2, 3])
+    f.case("narrow_basic", "narrow", lambda r: [r.randn(7, 3)], lambda x: x.narrow(0, 2, 4),
+           dim=0, start=2, length=4)
+    f.case("narrow_neg", "narrow", lambda r: [r.randn(2, 7)], lambda x: x.narrow(-1, 6, 1),
+           dim=-1, start=6, length=1)
+    f.case("narrow_tposed", "narrow", lambda r: [r.randn(5, 4)], lambda x: x.narrow(1, 1, 3),
+           layouts=T, dim=1, start=1, length=3)
+    f.case("slice_step", "slice", lambda r: [r.randn(3, 7)],
+           lambda x: _pyslice(x, 1, 1, 6, 2), dim=1, start=1, end=6, step=2)
+    f.case("slice_clamped", "slice", lambda r: [r.randn(7)],
+           lambda x: _pyslice(x, 0, -3, 100, 1), dim=0, start=-3, end=100, step=1)
+    f.case("slice_step3", "slice", lambda r: [r.randn(7, 2)],
+           lambda x: _pyslice(x, 0, 0, 7, 3), dim=0, start=0, end=7, step=3)
+    f.case("select_basic", "select", lambda r: [r.randn(3, 7)], lambda x: x.select(1, 4),
+           dim=1, index=4)
+    f.case("select_neg", "select", lambda r: [r.randn(4, 2, 3)], lambda x: x.select(0, -1),
+           dim=0, index=-1)
+    f.case("select_to_0d", "select", lambda r: [r.randn(5)], lambda x: x.select(0, 2),
+           dim=0, index=2)
+    f.case("select_tposed", "select", lambda r: [r.randn(3, 5)], lambda x: x.select(0, 2),
+           layouts=T, dim=0, index=2)
+    f.case("squeeze_all", "squeeze", lambda r: [r.randn(1, 3, 1, 7)], lambda x: x.squeeze())
+    f.case("squeeze_dim", "squeeze_dim", lambda r: [r.randn(3, 1, 2)],
+           lambda x: x.squeeze(1), dim=1)
+    f.case("squeeze_dim_noop", "squeeze_dim", lambda r: [r.randn(3, 2)],
+           lambda x: x.squeeze(-1), dim=-1)
+    f.case("unsqueeze_front", "unsqueeze", lambda r: [r.randn(3, 7)],
+           lambda x: x.unsqueeze(0), dim=0)
+    f.case("unsqueeze_end", "unsqueeze", lambda r: [r.randn(3, 7)],
+           lambda x: x.unsqueeze(-1), dim=-1)
+    f.case("unsqueeze_0d", "unsqueeze", lambda r: [r.randn()], lambda x: x.unsqueeze(0), dim=0)
+    f.case("flatten_all", "flatten", lambda r: [r.randn(2, 3, 4)], lambda x: x.flatten(),
+           start_dim=0, end_dim=-1)
+    f.case("flatten_mid", "flatten", lambda r: [r.randn(2, 3, 1, 4)],
+           lambda x: x.flatten(1, 2), start_dim=1, end_dim=2)
+    f.case("flatten_tposed", "flatten", lambda r: [r.randn(3, 4)], lambda x: x.flatten(),
+           layouts=T, start_dim=0, end_dim=-1)
+    f.case("unflatten_basic", "unflatten", lambda r: [r.randn(3, 12)],
+           lambda x: x.unflatten(1, (2, -1, 3)), dim=1, sizes=[2, -1, 3])
+    f.case("contiguous_tposed", "contiguous", lambda r: [r.randn(4, 3)],
+           lambda x: x.contiguous(), layouts=T)
+    f.case("clone_sliced", "clone", lambda r: [r.randn(7)], lambda x: x.clone(),
+           layouts={0: "slice 0 2"})
+    return f
+
+
+def convert():
+    f = Family("convert")
+    f.case("to_f32_from_f64", "to", lambda r: [r.randn(3, 7)], lambda x: x.to(F32),
+           dtype_out="float32")
+    f.case("to_f64_from_f32", "to", lambda r: [r.randn(3, 7)], lambda x: x.to(F64), dtype=F32,
+           dtype_out="float64")
+    f.case("to_f64_tposed", "to", lambda r: [r.randn(4, 3)], lambda x: x.to(F64), dtype=F32,
+           layouts={0: "transpose 0 1"}, dtype_out="float64")
+    f.case("to_same_f64", "to", lambda r: [r.randn(5)], lambda x: x.to(F64, copy=True),
+           dtype_out="float64")
+    # Rounding to half types: ties to even, overflow to inf, subnormals, -0.
+    # Deliberately absent: float64 values within ~2^-29 of a half-type tie (such as
+    # 1 + 2^-11 + 2^-40). PyTorch 1.13 converts float64 -> float16/bfloat16 through float32,
+    # rounding twice; tapegrad rounds once, straight from double (core/half.h), which is
+    # the exactly rounded result. tests/core/half_test.cpp pins tapegrad's behaviour there.
+    specials = [1.0 + 2.0**-11, 1.0 + 3 * 2.0**-11, 65519.0, 65520.0, -1e6, 1e-8, -3.0e-5,
+                2.0**-24, 3.4e38, -0.0]
+
+    def with_specials(r):
+        return [torch.cat([torch.tensor(specials, dtype=F64), r.randn(20) * 100]).to(r.dtype)]
+
+    for name, target in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+        tname = "float16" if target == torch.float16 else "bfloat16"
+        f.case(f"to_{name}_from_f64", "to", with_specials, lambda x, t=target: x.to(t),
+               dtype_out=tname)
+        f.case(f"to_{name}_from_f32", "to", with_specials, lambda x, t=target: x.to(t),
+               dtype=F32, dtype_out=tname)
+    # Forward only: float -> int64 truncates toward zero; float -> bool is x != 0.
+    trunc = lambda r: [torch.tensor([-2.7, -1.0, -0.5, 0.0, 0.5, 1.99, 7.0, -7.5], dtype=r.dtype)]
+    f.case("to_i64_from_f64", "to", trunc, lambda x: x.to(torch.int64), grad=False,
+           dtype_out="int64")
+    f.case("to_bool_from_f32", "to", trunc, lambda x: x.to(torch.bool), dtype=F32, grad=False,
+           dtype_out="bool")
+    f.case("to_f64_from_i64", "to", lambda r: [r.index(100, 7) - 50], lambda x: x.to(F64),
+           dtype_out="float64")
+    return f
+
+
+FAMILIES = [arithmetic, unary, reduce, matmul, join, index, view, convert]
+
+# ----------------------------------------------------------------------------- main
+
+
+def generate(directory):
+    os.makedirs(directory, exist_ok=True)
+    summary = []
+    for make in FAMILIES:
+        family = make()
+        family.write(directory)
+        ops = sorted({v for k, v in family.metadata.items() if k.endswith(".op")})
+        cases = sum(1 for k in family.metadata if k.endswith(".op"))
+        size = os.path.getsize(os.path.join(directory, f"{family.name}.safetensors"))
+        summary.append((family.name, cases, size, ops))
+    return summary
+
+
+def _describe_differences(new_path, old_path):
+    """Human-readable differences between two fixture files."""
+    new_t, new_m = read_safetensors(new_path)
+    old_t, old_m = read_safetensors(old_path)
+    lines = []
+    for key in sorted(set(new_m) | set(old_m)):
+        if new_m.get(key) != old_m.get(key):
+            lines.append(f"  metadata {key}: committed {old_m.get(key)!r}, now {new_m.get(key)!r}")
+    for name in sorted(set(new_t) | set(old_t)):
+        if name not in old_t or name not in new_t:
+            lines.append(f"  tensor {name}: {'new' if name not in old_t else 'gone'}")
+            continue
+        a, b = new_t[name], old_t[name]
+        if a.dtype != b.dtype or a.shape != b.shape:
+            lines.append(f"  tensor {name}: committed {b.dtype} {list(b.shape)}, "
+                         f"now {a.dtype} {list(a.shape)}")
+        elif not torch.equal(a, b):
+            diff = (a.to(F64) - b.to(F64)).abs().nan_to_num(float("inf")).max().item()
+            lines.append(f"  tensor {name}: values differ (max abs difference {diff:.3g})")
+    return lines or ["  bytes differ (header layout)"]
+
+
+def check(committed):
+    with tempfile.TemporaryDirectory() as tmp:
+        generate(tmp)
+        new_files = sorted(n for n in os.listdir(tmp) if n.endswith(".safetensors"))
+        old_files = sorted(n for n in os.listdir(committed) if n.endswith(".safetensors")) \
+            if os.path.isdir(committed) else []
+        problems = []
+        for n in sorted(set(new_files) | set(old_files)):
+            if n not in old_files:
+                problems.append(f"{n}: missing from {committed}")
+            elif n not in new_files:
+                problems.append(f"{n}: committed but no longer generated")
+            elif not filecmp.cmp(os.path.join(tmp, n), os.path.join(committed, n),
+                                 shallow=False):
+                problems.append(f"{n}: differs")
+                problems.extend(_describe_differences(os.path.join(tmp, n),
+                                                      os.path.join(committed, n)))
+    if problems:
+        print("reference fixtures are out of date:\n" + "\n".join(problems))
+        return 1
+    print(f"reference fixtures in {committed} are up to date ({len(new_files)} files)")
+    return 0
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.path.join(here, "fixtures"),
+                        help="directory for the .safetensors files (default: %(default)s)")
+    parser.add_argument("--check", action="store_true",
+                        help="regenerate into a temp dir and compare with --out; exit 1 on "
+                             "any difference")
+    args = parser.parse_args()
+    torch.set_num_threads(1)  # results must not depend on the thread count
+    if args.check:
+        return check(args.out)
+    total = 0
+    for name, cases, size, ops in generate(args.out):
+        total += size
+        print(f"{name}.safetensors: {cases} cases, {size} bytes, ops: {' '.join(ops)}")
+    print(f"total {total} bytes in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
