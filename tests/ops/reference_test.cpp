@@ -50,8 +50,9 @@ Tolerance tolerance_for(DType dtype) {
   return {0.0, 0.0};
 }
 
-const std::vector<std::string> kFamilies = {"arithmetic", "unary", "matmul", "reduce",
-                                            "join",       "index", "view",   "convert"};
+const std::vector<std::string> kFamilies = {"arithmetic", "unary",  "matmul",   "reduce",
+                                            "join",       "index",  "view",     "convert",
+                                            "rms_norm",   "linear", "mse_loss", "activation"};
 
 std::string fixture_path(const std::string& family) {
   return std::string(TAPEGRAD_FIXTURES_DIR) + "/" + family + ".safetensors";
@@ -202,6 +203,29 @@ const std::map<std::string, OpFn>& op_table() {
       {"where", [](I in, P) -> Outputs { return {tg::where(in[0], in[1], in[2])}; }},
       {"masked_fill",
        [](I in, P p) -> Outputs { return {tg::masked_fill(in[0], in[1], p.f64("value"))}; }},
+      // ops/rms_norm.h
+      {"rms_norm", [](I in, P p) -> Outputs { return {tg::rms_norm(in[0], in[1], p.f64("eps"))}; }},
+      {"add_rms_norm",
+       [](I in, P p) -> Outputs {
+         const tg::AddRmsNormOutput r = tg::add_rms_norm(in[0], in[1], in[2], p.f64("eps"));
+         return {r.out, r.residual};
+       }},
+      // ops/linear.h (no third input = no bias)
+      {"linear",
+       [](I in, P) -> Outputs {
+         return {tg::linear(in[0], in[1], in.size() > 2 ? in[2] : Tensor())};
+       }},
+      // ops/mse_loss.h
+      {"mse_loss",
+       [](I in, P p) -> Outputs { return {tg::mse_loss(in[0], in[1], p.str("reduction"))}; }},
+      // ops/activation.h, ops/swiglu.h
+      {"relu", [](I in, P) -> Outputs { return {tg::relu(in[0])}; }},
+      {"sigmoid", [](I in, P) -> Outputs { return {tg::sigmoid(in[0])}; }},
+      {"tanh", [](I in, P) -> Outputs { return {tg::tanh(in[0])}; }},
+      {"silu", [](I in, P) -> Outputs { return {tg::silu(in[0])}; }},
+      {"gelu", [](I in, P p) -> Outputs { return {tg::gelu(in[0], p.flag("approximate"))}; }},
+      {"swiglu", [](I in, P) -> Outputs { return {tg::swiglu(in[0], in[1])}; }},
+      {"silu_and_mul", [](I in, P) -> Outputs { return {tg::silu_and_mul(in[0])}; }},
       // views and copies (core/tensor.h)
       {"view", [](I in, P p) -> Outputs { return {in[0].view(p.dims("shape"))}; }},
       {"reshape", [](I in, P p) -> Outputs { return {in[0].reshape(p.dims("shape"))}; }},

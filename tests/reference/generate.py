@@ -614,7 +614,138 @@ def convert():
     return f
 
 
-FAMILIES = [arithmetic, unary, reduce, matmul, join, index, view, convert]
+def _torch_rms_norm(x, w, eps):
+    """RMSNorm composed in PyTorch 1.13 (which has no F.rms_norm), in x's dtype."""
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+
+
+def _torch_add_rms_norm(x, residual, w, eps):
+    h = x + residual
+    return _torch_rms_norm(h, w, eps), h
+
+
+def rms_norm():
+    f = Family("rms_norm")
+    eps = 1e-5
+    # (name, x shape, layout of x or None, dtype, eps)
+    for name, shape, layout, dtype, e in (
+            ("row1", (1, 7), None, F64, eps),
+            ("c7", (3, 7), None, F64, eps),
+            ("c129", (4, 129), None, F64, eps),
+            ("c1", (5, 1), None, F64, eps),
+            ("vec", (7,), None, F64, eps),
+            ("3d", (2, 3, 7), None, F64, eps),
+            ("tposed", (4, 7), "transpose 0 1", F64, eps),
+            ("sliced", (3, 7), "slice 1 2", F64, eps),
+            ("big_eps", (2, 7), None, F64, 0.5),
+            ("f32", (3, 129), None, F32, eps),
+            ("f32_3d", (2, 1, 7), None, F32, eps)):
+        layouts = {0: layout} if layout else None
+        f.case(f"rms_norm_{name}", "rms_norm", lambda r, s=shape: [r.randn(*s), r.pos(s[-1])],
+               lambda x, w, e=e: _torch_rms_norm(x, w, e), dtype=dtype, layouts=layouts, eps=e)
+        f.case(f"add_rms_norm_{name}", "add_rms_norm",
+               lambda r, s=shape: [r.randn(*s), r.randn(*s), r.pos(s[-1])],
+               lambda x, res, w, e=e: _torch_add_rms_norm(x, res, w, e), dtype=dtype,
+               layouts=layouts, eps=e)
+    return f
+
+
+def linear():
+    f = Family("linear")
+    fn = torch.nn.functional.linear
+    f.case("linear_basic", "linear", lambda r: [r.randn(4, 3), r.randn(5, 3), r.randn(5)], fn)
+    f.case("linear_ones", "linear", lambda r: [r.randn(1, 1), r.randn(1, 1), r.randn(1)], fn)
+    f.case("linear_odd", "linear", lambda r: [r.randn(3, 129), r.randn(7, 129), r.randn(7)], fn)
+    f.case("linear_3d", "linear", lambda r: [r.randn(2, 7, 5), r.randn(3, 5), r.randn(3)], fn)
+    f.case("linear_nobias", "linear", lambda r: [r.randn(2, 3, 7), r.randn(4, 7)], fn)
+    f.case("linear_1d", "linear", lambda r: [r.randn(7), r.randn(3, 7), r.randn(3)], fn)
+    f.case("linear_out1", "linear", lambda r: [r.randn(7, 5), r.randn(1, 5), r.randn(1)], fn)
+    f.case("linear_tposed", "linear", lambda r: [r.randn(4, 3), r.randn(5, 3), r.randn(5)], fn,
+           layouts={0: "transpose 0 1", 1: "transpose 0 1"})
+    f.case("linear_sliced", "linear", lambda r: [r.randn(2, 3, 5), r.randn(4, 5), r.randn(4)],
+           fn, layouts={0: "slice 1 2", 1: "slice 0 2", 2: "slice 0 3"})
+    f.case("linear_tposed_nobias", "linear", lambda r: [r.randn(3, 7, 2), r.randn(7, 2)], fn,
+           layouts={0: "transpose 0 2", 1: "transpose 0 1"})
+    f.case("linear_f32", "linear", lambda r: [r.randn(5, 129), r.randn(7, 129), r.randn(7)], fn,
+           dtype=F32)
+    f.case("linear_f32_3d", "linear", lambda r: [r.randn(2, 7, 3), r.randn(4, 3)], fn,
+           dtype=F32, layouts={1: "transpose 0 1"})
+    return f
+
+
+def mse_loss():
+    f = Family("mse_loss")
+    mse = torch.nn.functional.mse_loss
+    for red in ("mean", "sum", "none"):
+        fn = lambda x, t, red=red: mse(x, t, reduction=red)
+        f.case(f"mse_{red}_basic", "mse_loss", lambda r: [r.randn(3, 4), r.randn(3, 4)], fn,
+               reduction=red)
+        f.case(f"mse_{red}_ones", "mse_loss", lambda r: [r.randn(1), r.randn(1)], fn,
+               reduction=red)
+        f.case(f"mse_{red}_0d", "mse_loss", lambda r: [r.randn(), r.randn()], fn, reduction=red)
+        f.case(f"mse_{red}_3d", "mse_loss", lambda r: [r.randn(2, 1, 7), r.randn(2, 1, 7)], fn,
+               reduction=red)
+        f.case(f"mse_{red}_odd", "mse_loss", lambda r: [r.randn(129), r.randn(129)], fn,
+               reduction=red)
+        f.case(f"mse_{red}_tposed", "mse_loss", lambda r: [r.randn(4, 3), r.randn(4, 3)], fn,
+               layouts={0: "transpose 0 1", 1: "transpose 0 1"}, reduction=red)
+        f.case(f"mse_{red}_sliced", "mse_loss", lambda r: [r.randn(3, 7), r.randn(3, 7)], fn,
+               layouts={0: "slice 1 2", 1: "slice 0 3"}, reduction=red)
+        f.case(f"mse_{red}_f32", "mse_loss", lambda r: [r.randn(7, 5), r.randn(7, 5)], fn,
+               dtype=F32, reduction=red)
+    return f
+
+
+def activation():
+    f = Family("activation")
+    F = torch.nn.functional
+    unary = {
+        "relu": torch.relu,
+        "sigmoid": torch.sigmoid,
+        "tanh": torch.tanh,
+        "silu": F.silu,
+    }
+    for op, fn in unary.items():
+        f.case(f"{op}_one", op, lambda r: [r.randn(1)], fn)
+        f.case(f"{op}_odd", op, lambda r: [r.randn(129)], fn)
+        f.case(f"{op}_tposed", op, lambda r: [r.randn(4, 7)], fn, layouts={0: "transpose 0 1"})
+        f.case(f"{op}_sliced", op, lambda r: [r.randn(3, 7)], fn, layouts={0: "slice 1 2"})
+        f.case(f"{op}_f32", op, lambda r: [r.randn(7, 3)], fn, dtype=F32)
+    for approximate in (False, True):
+        tag = "tanh" if approximate else "exact"
+        fn = lambda x, a=approximate: F.gelu(x, approximate="tanh" if a else "none")
+        f.case(f"gelu_{tag}_one", "gelu", lambda r: [r.randn(1)], fn, approximate=approximate)
+        f.case(f"gelu_{tag}_odd", "gelu", lambda r: [r.randn(1, 129)], fn,
+               approximate=approximate)
+        f.case(f"gelu_{tag}_tposed", "gelu", lambda r: [r.randn(2, 7, 3)], fn,
+               layouts={0: "transpose 1 2"}, approximate=approximate)
+        f.case(f"gelu_{tag}_f32", "gelu", lambda r: [r.randn(7, 7)], fn, dtype=F32,
+               approximate=approximate)
+    swiglu = lambda a, b: F.silu(a) * b
+    f.case("swiglu_one", "swiglu", lambda r: [r.randn(1), r.randn(1)], swiglu)
+    f.case("swiglu_odd", "swiglu", lambda r: [r.randn(129), r.randn(129)], swiglu)
+    f.case("swiglu_tposed", "swiglu", lambda r: [r.randn(4, 7), r.randn(4, 7)], swiglu,
+           layouts={0: "transpose 0 1", 1: "slice 0 2"})
+    f.case("swiglu_f32", "swiglu", lambda r: [r.randn(3, 7), r.randn(3, 7)], swiglu,
+           dtype=F32)
+
+    def silu_and_mul(x):
+        a, b = x.chunk(2, dim=-1)
+        return F.silu(a) * b
+
+    f.case("silu_and_mul_one", "silu_and_mul", lambda r: [r.randn(2)], silu_and_mul)
+    f.case("silu_and_mul_odd", "silu_and_mul", lambda r: [r.randn(129, 2)], silu_and_mul)
+    f.case("silu_and_mul_3d", "silu_and_mul", lambda r: [r.randn(2, 1, 258)], silu_and_mul)
+    f.case("silu_and_mul_tposed", "silu_and_mul", lambda r: [r.randn(7, 6)], silu_and_mul,
+           layouts={0: "transpose 0 1"})
+    f.case("silu_and_mul_sliced", "silu_and_mul", lambda r: [r.randn(3, 8)], silu_and_mul,
+           layouts={0: "slice 1 2"})
+    f.case("silu_and_mul_f32", "silu_and_mul", lambda r: [r.randn(7, 10)], silu_and_mul,
+           dtype=F32)
+    return f
+
+FAMILIES = [arithmetic, unary, reduce, matmul, join, index, view, convert, rms_norm, linear,
+            mse_loss, activation]
 
 # ----------------------------------------------------------------------------- main
 

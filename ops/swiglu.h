@@ -1,0 +1,23 @@
+// ops/swiglu.h — swiglu(a, b) = silu(a) * b, and the fused silu_and_mul(x) of inference engines.
+//
+// B = batch, T = time, C = channels, V = vocab; H = hidden width of the MLP.
+//   swiglu:       a (..., H), b (..., H) (the same shape, no broadcasting)  ->  out (..., H)
+//   silu_and_mul: x (..., 2H) = [a | b] along the last dim                  ->  out (..., H)
+// Dtypes: float32, float64, float16, bfloat16 (half types are computed in float).
+//
+// In a pre-norm Transformer (LLaMA-style) the MLP of every block is
+//   out = W_down( swiglu(W_gate h, W_up h) ),   h = rms_norm(x)
+// and engines fuse W_gate and W_up into one Linear of width 2H, whose output is split in
+// half by silu_and_mul.
+#pragma once
+
+#include "core/autograd.h"
+
+namespace tg {
+
+/// silu(a) * b, elementwise; a and b must have the same shape and dtype.
+Tensor swiglu(const Tensor& a, const Tensor& b, Here here = Here::current());
+/// silu(a) * b where a = x[..., :H] and b = x[..., H:], H = x.size(-1) / 2 (which must be even).
+Tensor silu_and_mul(const Tensor& x, Here here = Here::current());
+
+}  // namespace tg
