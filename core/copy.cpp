@@ -70,7 +70,8 @@ Tensor& Tensor::copy_(const Tensor& src) {
            src.shape(), shape());
   // Reading and writing overlapping memory in one pass could read already-written
   // values (e.g. x.copy_(x.t())): copy the source aside first.
-  const Tensor from = overlaps(*this, src) ? src.clone() : src;
+  // detach(): these views only read values, so nothing is recorded on the tape.
+  const Tensor from = overlaps(*this, src) ? src.detach().clone() : src.detach();
   const Tensor view = from.expand(shape());
   visit_dtype(dtype(), [&]<class To>() {
     visit_dtype(from.dtype(), [&]<class From>() {

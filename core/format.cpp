@@ -155,10 +155,11 @@ std::string Tensor::to_string() const {
   } else {
     const bool summarize = numel() > kSummarizeAbove;
     std::vector<Value> values;
-    collect(*this, summarize, values);
+    // Printing reads values through select() views: detached, so nothing is recorded.
+    collect(detach(), summarize, values);
     const ElementFormatter f(dtype(), values);
     size_t next = 0;
-    body = render(*this, prefix.size(), summarize, f, values, next);
+    body = render(detach(), prefix.size(), summarize, f, values, next);
   }
   std::string out = prefix + body + fmt::format(", dtype={}", dtype());
   if (requires_grad()) out += ", requires_grad=true";

@@ -225,7 +225,7 @@ T Tensor::at(const DimVec& index) const {
 template <class T>
 std::vector<T> Tensor::to_vector() const {
   check_dtype(dtype_of<T>(), "to_vector");
-  const Tensor c = contiguous();
+  const Tensor c = detach().contiguous();  // a read: nothing to record on the tape
   const T* p = c.data<T>();
   return std::vector<T>(p, p + c.numel());
 }
