@@ -6,6 +6,7 @@ Run with Debian's Python (the only Python in the project; CI never runs it):
     /usr/bin/python3 tests/reference/generate.py            # rewrite tests/reference/fixtures/
     /usr/bin/python3 tests/reference/generate.py --check    # regenerate to a temp dir, compare
     /usr/bin/python3 tests/reference/generate.py --out DIR  # write somewhere else
+    /usr/bin/python3 tests/reference/generate.py --only softmax   # just these families
 
 For every case it runs one op in PyTorch and stores, in one .safetensors file per op family:
 
@@ -744,17 +745,629 @@ def activation():
            dtype=F32)
     return f
 
+def in_float32(fn):
+    """fn computed the way tapegrad computes float16/bfloat16: every floating-point input
+    widened to float32, fn run in float32, each floating-point output rounded once back to
+    the first input's dtype. (Debian's PyTorch 1.13 has no CPU float16 kernels for most ops,
+    and where it has them it may round intermediates; this is the contract tapegrad states.)
+    Autograd goes through the casts, so the stored gradients are float32 results rounded
+    once to the input dtype too."""
+    def wrapped(*inputs):
+        dtype = inputs[0].dtype
+        widened = [x.to(F32) if x.is_floating_point() else x for x in inputs]
+        result = fn(*widened)
+        if isinstance(result, (tuple, list)):
+            return tuple(o.to(dtype) if o.is_floating_point() else o for o in result)
+        return result.to(dtype)
+    return wrapped
+
+
+# ---- families of the issue-4 ops (one function each, written by different hands) ----
+
+def softmax():
+    f = Family("softmax")
+    ops = {"softmax": torch.softmax, "log_softmax": torch.log_softmax}
+    for op, fn in ops.items():
+        # (name, shape, dim, layout of x or None, dtype, scale of the values)
+        for name, shape, dim, layout, dtype, scale in (
+                ("one", (1,), 0, None, F64, 1),
+                ("c7", (3, 7), -1, None, F64, 1),
+                ("c129", (2, 129), 1, None, F64, 1),
+                ("dim0", (7, 3), 0, None, F64, 1),
+                ("mid", (2, 5, 3), 1, None, F64, 1),
+                ("0d", (), 0, None, F64, 1),
+                ("size1", (4, 1), -1, None, F64, 1),
+                ("tposed", (4, 7), -1, "transpose 0 1", F64, 1),
+                ("tposed_dim0", (5, 3), 0, "transpose 0 1", F64, 1),
+                ("sliced", (3, 7), 1, "slice 1 2", F64, 1),
+                ("large", (3, 7), -1, None, F64, 1000),
+                ("f32", (3, 129), -1, None, F32, 1),
+                ("f32_dim0", (7, 2, 3), 0, None, F32, 1),
+                ("f32_large", (2, 7), 1, None, F32, 1000),
+                ("f16", (3, 129), -1, None, torch.float16, 4),
+                ("f16_dim0", (7, 5), 0, "transpose 0 1", torch.float16, 4),
+                ("bf16", (3, 129), -1, None, torch.bfloat16, 4),
+                ("bf16_mid", (2, 7, 3), 1, None, torch.bfloat16, 4)):
+            half = dtype in (torch.float16, torch.bfloat16)
+            call = lambda x, d=dim, fn=fn: fn(x, d)
+            f.case(f"{op}_{name}", op, lambda r, s=shape, k=scale: [r.randn(*s) * k],
+                   in_float32(call) if half else call, dtype=dtype,
+                   layouts={0: layout} if layout else None, dim=dim)
+    return f
+
+
+def _torch_cross_entropy(logits, targets, ignore_index, reduction, label_smoothing):
+    """tapegrad's class-last cross_entropy in PyTorch terms: rows of C, then reshaped back."""
+    C = logits.shape[-1]
+    loss = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, C), targets.reshape(-1), ignore_index=ignore_index,
+        reduction=reduction, label_smoothing=label_smoothing)
+    return loss.reshape(targets.shape) if reduction == "none" else loss
+
+
+def cross_entropy():
+    f = Family("cross_entropy")
+
+    def targets(r, shape, C, ignore_every=0, ignore_index=-100):
+        t = r.index(C, *shape)
+        if ignore_every:
+            flat = t.reshape(-1)
+            flat[1::ignore_every] = ignore_index
+        return t
+
+    # (name, logits shape, ignore every k-th target (0: none), ignore_index, label_smoothing,
+    #  layout of the logits, dtype, scale of the logits)
+    for name, shape, every, ignore, smooth, layout, dtype, scale in (
+            ("one", (1, 7), 0, -100, 0.0, None, F64, 1),
+            ("c7", (5, 7), 0, -100, 0.0, None, F64, 1),
+            ("c129", (4, 129), 0, -100, 0.0, None, F64, 1),
+            ("c1", (3, 1), 0, -100, 0.0, None, F64, 1),
+            ("vec", (7,), 0, -100, 0.0, None, F64, 1),
+            ("3d", (2, 3, 7), 0, -100, 0.0, None, F64, 1),
+            ("ignore", (6, 5), 2, -100, 0.0, None, F64, 1),
+            ("ignore_class", (7, 4), 3, 2, 0.0, None, F64, 1),
+            ("smooth", (5, 7), 0, -100, 0.1, None, F64, 1),
+            ("smooth_ignore", (2, 4, 7), 3, -100, 0.25, None, F64, 1),
+            ("smooth_all", (3, 5), 0, -100, 1.0, None, F64, 1),
+            ("tposed", (4, 7), 2, -100, 0.1, "transpose 0 1", F64, 1),
+            ("sliced", (3, 7), 0, -100, 0.0, "slice 1 2", F64, 1),
+            ("large", (4, 7), 0, -100, 0.1, None, F64, 1000),
+            ("f32", (5, 129), 2, -100, 0.0, None, F32, 1),
+            ("f32_smooth", (2, 3, 7), 0, -100, 0.2, None, F32, 1),
+            ("f32_large", (4, 7), 0, -100, 0.0, None, F32, 1000),
+            ("f16", (5, 129), 2, -100, 0.1, None, torch.float16, 4),
+            ("bf16", (2, 3, 7), 0, -100, 0.0, None, torch.bfloat16, 4)):
+        for red in ("mean", "sum", "none"):
+            half = dtype in (torch.float16, torch.bfloat16)
+            call = lambda x, t, i=ignore, red=red, e=smooth: _torch_cross_entropy(x, t, i, red, e)
+            f.case(f"cross_entropy_{name}_{red}", "cross_entropy",
+                   lambda r, s=shape, k=scale, n=every, i=ignore:
+                       [r.randn(*s) * k, targets(r, s[:-1], s[-1], n, i)],
+                   in_float32(call) if half else call, dtype=dtype,
+                   layouts={0: layout} if layout else None, ignore_index=ignore,
+                   reduction=red, label_smoothing=smooth)
+    return f
+
+
+def embedding():
+    f = Family("embedding")
+    F = torch.nn.functional
+    ix = lambda values: torch.tensor(values, dtype=torch.int64)
+    # Inputs are [ids, table]; padding_idx None is stored as null. Repeated ids make the
+    # backward accumulate several gradient rows into one table row.
+    for name, make, layouts, dtype, pad in (
+            ("repeats", lambda r: [ix([4, 0, 4, 2, 4]), r.randn(7, 3)], None, F64, None),
+            ("2d", lambda r: [r.index(11, 2, 3), r.randn(11, 5)], None, F64, None),
+            ("3d_odd", lambda r: [r.index(7, 2, 3, 4), r.randn(7, 129)], None, F64, None),
+            ("0d", lambda r: [torch.tensor(2), r.randn(3, 4)], None, F64, None),
+            ("one", lambda r: [ix([0, 0]), r.randn(1, 1)], None, F64, None),
+            ("pad", lambda r: [ix([[0, 1, 0], [2, 0, 3]]), r.randn(4, 3)], None, F64, 0),
+            ("pad_neg", lambda r: [ix([3, 1, 3, 2]), r.randn(4, 2)], None, F64, -1),
+            ("pad_unused", lambda r: [ix([0, 1, 1]), r.randn(5, 2)], None, F64, 4),
+            ("table_tposed", lambda r: [r.index(5, 6), r.randn(5, 7)],
+             {1: "transpose 0 1"}, F64, None),
+            ("table_sliced", lambda r: [r.index(4, 3, 2), r.randn(4, 3)],
+             {1: "slice 1 2"}, F64, 1),
+            ("ids_tposed", lambda r: [r.index(6, 3, 4), r.randn(6, 3)],
+             {0: "transpose 0 1"}, F64, None),
+            ("f32", lambda r: [r.index(129, 7), r.randn(129, 7)], None, F32, None),
+            ("f32_pad", lambda r: [r.index(5, 2, 7), r.randn(5, 3)], None, F32, 2)):
+        f.case(f"embedding_{name}", "embedding", make,
+               lambda i, t, p=pad: F.embedding(i, t, padding_idx=p), dtype=dtype,
+               layouts=layouts, padding_idx=pad)
+    # float16/bfloat16: the forward is an exact copy; the backward sums in float32 and rounds
+    # once (in_float32 widens its first input, so it is called with the table first).
+    for tag, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+        for name, make, pad in (
+                ("", lambda r: [r.index(7, 3, 5), r.randn(7, 4)], None),
+                ("_pad", lambda r: [r.index(4, 9), r.randn(4, 129)], 3)):
+            half = in_float32(lambda t, i, p=pad: F.embedding(i, t, padding_idx=p))
+            f.case(f"embedding_{tag}{name}", "embedding", make,
+                   lambda i, t, h=half: h(t, i), dtype=dtype, padding_idx=pad)
+    return f
+
+
+def layer_norm():
+    f = Family("layer_norm")
+    F = torch.nn.functional
+
+    def make(shape, weight, bias, scale=1.0):
+        def inputs(r):
+            return ([r.randn(*shape) * scale + 0.5] + ([r.pos(shape[-1])] if weight else [])
+                    + ([r.randn(shape[-1])] if bias else []))
+        return inputs
+
+    def ln(weight, bias, eps):
+        def fn(x, *params):
+            p = list(params)
+            w = p.pop(0) if weight else None
+            b = p.pop(0) if bias else None
+            return F.layer_norm(x, (x.shape[-1],), w, b, eps)
+        return fn
+
+    eps = 1e-5
+    # (name, x shape, layout of x or None, dtype, weight?, bias?, eps)
+    for name, shape, layout, dtype, w, b, e in (
+            ("row1", (1, 7), None, F64, True, True, eps),
+            ("c7", (3, 7), None, F64, True, True, eps),
+            ("c129", (4, 129), None, F64, True, True, eps),
+            ("c1", (5, 1), None, F64, True, True, eps),
+            ("vec", (7,), None, F64, True, True, eps),
+            ("3d", (2, 3, 7), None, F64, True, True, eps),
+            ("plain", (3, 7), None, F64, False, False, eps),
+            ("weight_only", (3, 7), None, F64, True, False, eps),
+            ("bias_only", (3, 7), None, F64, False, True, eps),
+            ("tposed", (4, 7), "transpose 0 1", F64, True, True, eps),
+            ("sliced", (3, 7), "slice 1 2", F64, True, False, eps),
+            ("big_eps", (2, 7), None, F64, True, True, 0.5),
+            ("f32", (3, 129), None, F32, True, True, eps),
+            ("f32_3d", (2, 1, 7), None, F32, False, True, eps)):
+        f.case(f"layer_norm_{name}", "layer_norm", make(shape, w, b), ln(w, b, e), dtype=dtype,
+               layouts={0: layout} if layout else None, weight=w, bias=b, eps=e)
+    for tag, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+        f.case(f"layer_norm_{tag}", "layer_norm", make((3, 129), True, True),
+               in_float32(ln(True, True, eps)), dtype=dtype, weight=True, bias=True, eps=eps)
+        # Deviations whose squares overflow float16 (300^2 > 65504): float32 compute is the point.
+        f.case(f"layer_norm_{tag}_large", "layer_norm", make((2, 7), True, False, scale=300.0),
+               in_float32(ln(True, False, eps)), dtype=dtype, layouts={0: "transpose 0 1"},
+               weight=True, bias=False, eps=eps)
+    return f
+
+
+def dropout():
+    # PyTorch draws its dropout mask from its own generator (mt19937 / Philox with another
+    # layout), tapegrad from its Philox4x32-10 stream: the same seed gives different masks, so
+    # only the deterministic cases can be pinned here: eval mode (identity), p = 0 (identity)
+    # and p = 1 (all zeros), with their gradients. The random mask is tested in C++
+    # (tests/ops/dropout_test.cpp: seeds, statistics, same mask forward and backward).
+    f = Family("dropout")
+    F = torch.nn.functional
+    for name, shape, layouts, dtype, p, training in (
+            ("eval", (3, 7), None, F64, 0.5, False),
+            ("eval_tposed", (4, 7), {0: "transpose 0 1"}, F64, 0.3, False),
+            ("p0_train", (2, 3, 5), None, F64, 0.0, True),
+            ("p0_sliced", (3, 7), {0: "slice 1 2"}, F64, 0.0, True),
+            ("p1_train", (129,), None, F64, 1.0, True),
+            ("p1_tposed", (5, 3), {0: "transpose 0 1"}, F64, 1.0, True),
+            ("p1_eval", (1,), None, F64, 1.0, False),
+            ("eval_f32", (7, 3), None, F32, 0.5, False),
+            ("p1_f32", (2, 7), None, F32, 1.0, True),
+            ("p1_f16", (3, 5), None, torch.float16, 1.0, True),
+            ("eval_bf16", (3, 5), None, torch.bfloat16, 0.5, False)):
+        f.case(f"dropout_{name}", "dropout", lambda r, s=shape: [r.randn(*s)],
+               lambda x, p=p, t=training: F.dropout(x, p, t), dtype=dtype, layouts=layouts,
+               p=p, training=training)
+    return f
+
+
+def _torch_rope(x, positions, theta):
+    """Rotate-half RoPE composed from PyTorch primitives: pairs (i, i + D/2) rotated by
+    positions * theta^(-2i/D), the angles in float64, cos/sin rounded once to x's dtype."""
+    d = x.shape[-1]
+    inv_freq = theta ** (-torch.arange(0, d, 2, dtype=F64) / d)
+    angles = positions.to(F64).unsqueeze(-1) * inv_freq  # (..., T, D/2)
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+
+def rope():
+    f = Family("rope")
+
+    def make(shape, pos_shape, high):
+        return lambda r: [r.randn(*shape), r.index(high, *pos_shape)]
+
+    # (name, x shape, positions shape, largest position + 1, layout of x or None, dtype, theta)
+    for name, shape, pos_shape, high, layout, dtype, theta in (
+            ("d2", (3, 2), (3,), 8, None, F64, 10000.0),
+            ("t1", (1, 8), (1,), 8, None, F64, 10000.0),
+            ("bhtd", (2, 3, 7, 16), (7,), 4096, None, F64, 10000.0),
+            ("d130", (5, 130), (5,), 4096, None, F64, 10000.0),
+            ("per_seq", (2, 3, 5, 8), (2, 1, 5), 2048, None, F64, 10000.0),
+            ("theta10", (4, 6), (4,), 100, None, F64, 10.0),
+            ("tposed", (6, 4), (6,), 50, "transpose 0 1", F64, 10000.0),
+            ("sliced", (3, 8), (3,), 50, "slice 1 2", F64, 500000.0),
+            ("f32", (2, 7, 64), (7,), 8192, None, F32, 10000.0),
+            ("f32_tposed", (4, 2, 8), (2,), 8192, "transpose 0 1", F32, 10000.0)):
+        f.case(f"rope_{name}", "rope", make(shape, pos_shape, high),
+               lambda x, p, t=theta: _torch_rope(x, p, t), dtype=dtype,
+               layouts={0: layout} if layout else None, theta=theta)
+    for tag, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+        f.case(f"rope_{tag}", "rope", make((2, 5, 32), (5,), 4096),
+               in_float32(lambda x, p: _torch_rope(x, p, 10000.0)), dtype=dtype, theta=10000.0)
+    return f
+
+
+def _torch_attention(q, k, v, mask=None, causal=False, scale=None):
+    """softmax(q k^T * scale + mask) v, composed (PyTorch 1.13 has no
+    F.scaled_dot_product_attention); causal = a top-left torch.ones(Tq, Tk).tril() bool mask."""
+    scale = scale if scale is not None else 1.0 / q.shape[-1] ** 0.5
+    s = q @ k.transpose(-2, -1) * scale
+    if causal:
+        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+    if mask is not None and mask.dtype == torch.bool:
+        s = s.masked_fill(~mask, float("-inf"))
+    elif mask is not None:
+        s = s + mask
+    return torch.softmax(s, dim=-1) @ v
+
+
+def attention():
+    f = Family("attention")
+    op = "scaled_dot_product_attention"
+
+    def qkv(b, h, tq, tk, d, dv):
+        return lambda r: [r.randn(b, h, tq, d), r.randn(b, h, tk, d), r.randn(b, h, tk, dv)]
+
+    def keep(r, *shape):
+        """A random bool mask in which every query keeps at least its diagonal key."""
+        m = r.mask(*shape)
+        tq, tk = shape[-2], shape[-1]
+        for i in range(tq):
+            m[..., i, i % tk] = True
+        return m
+
+    plain = lambda q, k, v: _torch_attention(q, k, v)
+    causal = lambda q, k, v: _torch_attention(q, k, v, causal=True)
+    masked = lambda q, k, v, m: _torch_attention(q, k, v, m)
+    for name, dims, fn, is_causal, layouts, dtype in (
+        ("basic", (2, 3, 4, 4, 5, 5), plain, False, None, F64),
+        ("ones", (1, 1, 1, 1, 1, 1), plain, False, None, F64),
+        ("cross", (2, 2, 3, 7, 4, 2), plain, False, None, F64),
+        ("long", (1, 1, 7, 129, 4, 3), plain, False, None, F64),
+        ("causal", (1, 2, 7, 7, 3, 5), causal, True, None, F64),
+        ("causal_wide", (2, 1, 3, 5, 2, 3), causal, True, None, F64),
+        ("causal_tall", (2, 1, 5, 3, 2, 3), causal, True, None, F64),
+        ("heads_tposed", (2, 3, 5, 5, 4, 4), causal, True,
+         {0: "transpose 1 2", 1: "transpose 1 2", 2: "transpose 1 2"}, F64),
+        ("sliced", (1, 2, 4, 6, 3, 2), plain, False, {1: "slice 3 2"}, F64),
+        ("basic_f32", (2, 2, 7, 7, 8, 8), plain, False, None, F32),
+        ("causal_f32", (1, 3, 7, 7, 4, 4), causal, True, None, F32),
+    ):
+        f.case(f"attention_{name}", op, qkv(*dims), fn, dtype=dtype, layouts=layouts,
+               causal=is_causal, scale=None)
+    f.case("attention_scale", op, qkv(1, 2, 3, 4, 5, 2),
+           lambda q, k, v: _torch_attention(q, k, v, scale=0.3), causal=False, scale=0.3)
+    # Bool masks (true = may attend), broadcast from (Tq, Tk) and (B, 1, Tq, Tk).
+    f.case("attention_bool_2d", op, lambda r: qkv(2, 3, 5, 7, 4, 3)(r) + [keep(r, 5, 7)],
+           masked, causal=False, scale=None)
+    f.case("attention_bool_4d", op, lambda r: qkv(2, 2, 4, 6, 3, 3)(r) + [keep(r, 2, 1, 4, 6)],
+           masked, causal=False, scale=None)
+    f.case("attention_bool_f32", op, lambda r: qkv(1, 2, 7, 7, 4, 4)(r) + [keep(r, 7, 7)],
+           masked, dtype=F32, causal=False, scale=None)
+    # Float masks are added to the scores and get a gradient (summed over broadcast dims).
+    f.case("attention_float_2d", op, lambda r: qkv(2, 2, 4, 5, 3, 2)(r) + [r.randn(4, 5)],
+           masked, causal=False, scale=None)
+    f.case("attention_float_pad", op, lambda r: qkv(2, 3, 4, 6, 3, 3)(r) + [r.randn(2, 1, 1, 6)],
+           masked, causal=False, scale=None)
+
+    def with_neg_inf(r):
+        m = r.randn(5, 5)
+        m[torch.ones(5, 5, dtype=torch.bool).triu(1)] = float("-inf")
+        return qkv(1, 2, 5, 5, 3, 4)(r) + [m]
+
+    f.case("attention_float_neginf", op, with_neg_inf, masked, causal=False, scale=None)
+    f.case("attention_float_tposed", op, lambda r: qkv(1, 2, 3, 4, 2, 2)(r) + [r.randn(3, 4)],
+           masked, layouts={3: "transpose 0 1", 0: "transpose 1 2"}, causal=False, scale=None)
+    f.case("attention_float_f32", op, lambda r: qkv(2, 1, 7, 5, 4, 3)(r) + [r.randn(7, 5)],
+           masked, dtype=F32, causal=False, scale=None)
+    return f
+
+
+def _half_add_rms_norm(x, residual, w, eps=1e-5):
+    """add_rms_norm's half contract: h = x + residual rounded to the half dtype (the residual
+    stream is stored in the model's dtype), normalised in float32, and in backward the two
+    gradients reaching h summed in float32 and rounded once. The rounding of h is applied as
+    a forward-only correction so that autograd does not round that sum twice."""
+    dtype = x.dtype
+    x32, r32, w32 = x.to(F32), residual.to(F32), w.to(F32)
+    h = x32 + r32
+    h = h + (h.to(dtype).to(F32) - h).detach()
+    return _torch_rms_norm(h, w32, eps).to(dtype), h.to(dtype)
+
+
+def half():
+    """float16/bfloat16 inputs of the ops that take them (computed in float32)."""
+    f = Family("half")
+    F = torch.nn.functional
+    halves = (("f16", torch.float16), ("bf16", torch.bfloat16))
+
+    def silu_and_mul(x):
+        a, b = x.chunk(2, dim=-1)
+        return F.silu(a) * b
+
+    for tag, dtype in halves:
+        f.case(f"linear_{tag}", "linear", lambda r: [r.randn(5, 129), r.randn(7, 129), r.randn(7)],
+               in_float32(F.linear), dtype=dtype)
+        f.case(f"linear_{tag}_tposed", "linear", lambda r: [r.randn(2, 7, 3), r.randn(4, 3)],
+               in_float32(F.linear), dtype=dtype, layouts={0: "transpose 0 2"})
+        f.case(f"rms_norm_{tag}", "rms_norm", lambda r: [r.randn(3, 129), r.pos(129)],
+               in_float32(lambda x, w: _torch_rms_norm(x, w, 1e-5)), dtype=dtype, eps=1e-5)
+        # Values whose squares overflow float16 (300^2 > 65504): computing in float32 is the point.
+        f.case(f"rms_norm_{tag}_large", "rms_norm", lambda r: [r.randn(2, 7) * 300, r.pos(7)],
+               in_float32(lambda x, w: _torch_rms_norm(x, w, 1e-5)), dtype=dtype, eps=1e-5)
+        f.case(f"add_rms_norm_{tag}", "add_rms_norm",
+               lambda r: [r.randn(2, 3, 7), r.randn(2, 3, 7), r.pos(7)],
+               _half_add_rms_norm, dtype=dtype, layouts={1: "transpose 0 1"}, eps=1e-5)
+        f.case(f"silu_{tag}", "silu", lambda r: [r.randn(7, 129) * 4], in_float32(F.silu),
+               dtype=dtype)
+        f.case(f"swiglu_{tag}", "swiglu", lambda r: [r.randn(3, 7), r.randn(3, 7)],
+               in_float32(lambda a, b: F.silu(a) * b), dtype=dtype,
+               layouts={0: "transpose 0 1"})
+        f.case(f"silu_and_mul_{tag}", "silu_and_mul", lambda r: [r.randn(5, 14)],
+               in_float32(silu_and_mul), dtype=dtype)
+        f.case(f"mse_loss_{tag}", "mse_loss", lambda r: [r.randn(7, 3), r.randn(7, 3)],
+               in_float32(lambda x, t: F.mse_loss(x, t)), dtype=dtype, reduction="mean")
+    return f
+
+
+# ---- optimizers and gradient clipping (nn/optim.h, nn/grad_utils.h) ----
+
+def _forward_only_case(f, name, op, inputs, outputs, **params):
+    """A case with stored inputs and outputs only (no upstream gradient, no input grads):
+    optimizer steps and clipping are not differentiable ops."""
+    assert "." not in name and f"{name}.op" not in f.metadata, name
+    for i, x in enumerate(inputs):
+        f.tensors[f"{name}.in{i}"] = x.detach().contiguous().clone()
+    for k, o in enumerate(outputs):
+        f.tensors[f"{name}.out{k}"] = o.detach().contiguous().clone()
+    f.metadata[f"{name}.op"] = op
+    for key, value in params.items():
+        f.metadata[f"{name}.{key}"] = json.dumps(value)
+
+
+def optim():
+    """10 optimizer steps: in0 = the parameter, in1 = the 10 gradients stacked; out0 = the
+    parameter after the steps, out1... = the state (momentum_buffer, or exp_avg and
+    exp_avg_sq). And clip_grad_norm_: in0..in2 = gradients of three parameters; out0 = the
+    total norm (in the gradients' dtype), out1..out3 = the clipped gradients."""
+    f = Family("optim")
+    steps = 10
+    sgd = {
+        "sgd_plain": dict(lr=0.1, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False),
+        "sgd_momentum": dict(lr=0.05, momentum=0.9, dampening=0.0, weight_decay=0.0,
+                             nesterov=False),
+        "sgd_nesterov": dict(lr=0.05, momentum=0.9, dampening=0.0, weight_decay=0.0,
+                             nesterov=True),
+        "sgd_wd": dict(lr=0.1, momentum=0.0, dampening=0.0, weight_decay=0.01, nesterov=False),
+        "sgd_dampening": dict(lr=0.2, momentum=0.8, dampening=0.5, weight_decay=1e-3,
+                              nesterov=False),
+        "sgd_nesterov_wd": dict(lr=0.01, momentum=0.99, dampening=0.0, weight_decay=0.05,
+                                nesterov=True),
+    }
+    adam = {
+        "adam_default": ("adam", dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0)),
+        "adam_wd": ("adam", dict(lr=1e-2, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.1)),
+        "adam_betas": ("adam", dict(lr=3e-3, beta1=0.8, beta2=0.99, eps=1e-6, weight_decay=0.0)),
+        "adamw_default": ("adamw", dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8,
+                                        weight_decay=0.01)),
+        "adamw_large": ("adamw", dict(lr=3e-2, beta1=0.9, beta2=0.95, eps=1e-8,
+                                      weight_decay=0.1)),
+        "adamw_no_wd": ("adamw", dict(lr=5e-3, beta1=0.5, beta2=0.9, eps=1e-4, weight_decay=0.0)),
+    }
+
+    def run(make_opt, param, grads, state_keys):
+        p = param.clone().requires_grad_()
+        opt = make_opt([p])
+        for k in range(steps):
+            p.grad = grads[k].clone()
+            opt.step()
+        state = opt.state[p]
+        return [p.detach()] + [state[key] for key in state_keys]
+
+    for tag, dtype in (("f64", F64), ("f32", F32)):
+        for name, o in sgd.items():
+            r = Inputs(f"{name}_{tag}", dtype)
+            param, grads = r.randn(3, 5), r.randn(steps, 3, 5)
+            keys = ["momentum_buffer"] if o["momentum"] != 0 else []
+            outs = run(lambda ps: torch.optim.SGD(ps, foreach=False, **o), param, grads, keys)
+            _forward_only_case(f, f"{name}_{tag}", "sgd_steps", [param, grads], outs, **o)
+        for name, (op, o) in adam.items():
+            r = Inputs(f"{name}_{tag}", dtype)
+            param, grads = r.randn(4, 3), r.randn(steps, 4, 3)
+            cls = torch.optim.Adam if op == "adam" else torch.optim.AdamW
+            kw = dict(lr=o["lr"], betas=(o["beta1"], o["beta2"]), eps=o["eps"],
+                      weight_decay=o["weight_decay"], foreach=False)
+            outs = run(lambda ps: cls(ps, **kw), param, grads, ["exp_avg", "exp_avg_sq"])
+            _forward_only_case(f, f"{name}_{tag}", f"{op}_steps", [param, grads], outs, **o)
+        clips = {"clip_l2": (1.0, 2.0), "clip_l2_noop": (100.0, 2.0),
+                 "clip_inf": (0.5, float("inf")), "clip_l1": (2.0, 1.0), "clip_p3": (0.7, 3.0)}
+        for name, (max_norm, norm_type) in clips.items():
+            r = Inputs(f"{name}_{tag}", dtype)
+            grads = [r.randn(3, 4), r.randn(5), r.randn(2, 2)]
+            ps = [torch.zeros_like(g).requires_grad_() for g in grads]
+            for p, g in zip(ps, grads):
+                p.grad = g.clone()
+            total = torch.nn.utils.clip_grad_norm_(ps, max_norm, norm_type)
+            _forward_only_case(f, f"{name}_{tag}", "clip_grad_norm", grads,
+                               [total.to(dtype)] + [p.grad for p in ps], max_norm=max_norm,
+                               norm_type="inf" if norm_type == float("inf") else norm_type)
+    return f
+
+
+# ----------------------------------------------------------------------------- golden training runs
+# Not op cases: whole models trained for a few steps, read by tests/nn/golden_test.cpp (not by
+# tests/ops/reference_test.cpp). Each model's PyTorch twin has the same state_dict names as the
+# tapegrad module, so the weights load both ways.
+
+
+class _GoldenRMSNorm(torch.nn.Module):
+    def __init__(self, c, eps):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(c))
+        self.eps = eps
+
+    def forward(self, x):
+        return _torch_rms_norm(x, self.weight, self.eps)
+
+
+class _GoldenAttention(torch.nn.Module):
+    """nn/transformer.h CausalSelfAttention: fused qkv (no bias) split in q, k, v thirds of
+    the last dim, heads (B, T, H, D) -> (B, H, T, D), rotate-half RoPE at positions 0..T-1,
+    causal softmax(q k^T / sqrt(D)) v, heads back to (B, T, C), proj."""
+
+    def __init__(self, c, n_heads, rope, theta):
+        super().__init__()
+        self.n_heads, self.rope, self.theta = n_heads, rope, theta
+        self.qkv = torch.nn.Linear(c, 3 * c, bias=False)
+        self.proj = torch.nn.Linear(c, c, bias=False)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        h = self.n_heads
+        q, k, v = (z.reshape(b, t, h, c // h).transpose(1, 2) for z in self.qkv(x).split(c, 2))
+        if self.rope:
+            positions = torch.arange(t)
+            q, k = _torch_rope(q, positions, self.theta), _torch_rope(k, positions, self.theta)
+        out = _torch_attention(q, k, v, causal=True)
+        return self.proj(out.transpose(1, 2).reshape(b, t, c))
+
+
+class _GoldenFeedForward(torch.nn.Module):
+    def __init__(self, c, f):
+        super().__init__()
+        self.w1 = torch.nn.Linear(c, f, bias=False)
+        self.w3 = torch.nn.Linear(c, f, bias=False)
+        self.w2 = torch.nn.Linear(f, c, bias=False)
+
+    def forward(self, x):
+        return self.w2(torch.nn.functional.silu(self.w1(x)) * self.w3(x))
+
+
+class _GoldenBlock(torch.nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        c = cfg["d_model"]
+        self.attn_norm = _GoldenRMSNorm(c, cfg["norm_eps"])
+        self.attn = _GoldenAttention(c, cfg["n_heads"], cfg["rope"], cfg["rope_theta"])
+        self.ffn_norm = _GoldenRMSNorm(c, cfg["norm_eps"])
+        self.ffn = _GoldenFeedForward(c, cfg["d_ff"])
+
+    def forward(self, x):
+        h = x + self.attn(self.attn_norm(x))
+        return h + self.ffn(self.ffn_norm(h))
+
+
+class _GoldenTransformerLM(torch.nn.Module):
+    """The PyTorch twin of nn/transformer.h TransformerLM, parameter names and all."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.tok_emb = torch.nn.Embedding(cfg["vocab_size"], cfg["d_model"])
+        self.blocks = torch.nn.ModuleList(_GoldenBlock(cfg) for _ in range(cfg["n_layers"]))
+        self.norm = _GoldenRMSNorm(cfg["d_model"], cfg["norm_eps"])
+        self.head = torch.nn.Linear(cfg["d_model"], cfg["vocab_size"], bias=False)
+
+    def forward(self, ids):
+        x = self.tok_emb(ids)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.norm(x))
+
+
+def _golden_run(f, prefix, model, inputs, targets, opt_settings):
+    """Trains `model` one AdamW step per batch (zero_grad, forward, cross-entropy mean,
+    backward, step) and stores under "<prefix>.": init.<name> (the weights before), grad.<name>
+    (the gradients of the first step), final.<name> (the weights after), x and y (the
+    batches), logits (the initial model's logits for batch 0), losses (one per step); and in
+    the metadata <prefix>.keys (the state_dict names, comma-separated, in PyTorch's order)."""
+    for name, t in model.state_dict().items():
+        f.tensors[f"{prefix}.init.{name}"] = t.detach().clone()
+    f.metadata[f"{prefix}.keys"] = ",".join(model.state_dict().keys())
+    with torch.no_grad():
+        f.tensors[f"{prefix}.logits"] = model(inputs[0]).clone()
+    opt = torch.optim.AdamW(model.parameters(), foreach=False, **opt_settings)
+    losses = []
+    for step in range(len(inputs)):
+        opt.zero_grad(set_to_none=True)
+        logits = model(inputs[step])
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                                 targets[step].reshape(-1))
+        loss.backward()
+        if step == 0:
+            for name, p in model.named_parameters():
+                f.tensors[f"{prefix}.grad.{name}"] = p.grad.detach().clone()
+        opt.step()
+        losses.append(loss.detach())
+    f.tensors[f"{prefix}.losses"] = torch.stack(losses)
+    for name, t in model.state_dict().items():
+        f.tensors[f"{prefix}.final.{name}"] = t.detach().clone()
+    f.tensors[f"{prefix}.x"] = inputs.clone()
+    f.tensors[f"{prefix}.y"] = targets.clone()
+    for key, value in opt_settings.items():
+        f.metadata[f"{prefix}.{key}"] = json.dumps(list(value) if key == "betas" else value)
+
+
+def golden():
+    """Golden training runs, float32: an MLP (mlp.*) and a small TransformerLM (lm.*), each
+    10 AdamW steps from PyTorch's own initialisation (see _golden_run for the names)."""
+    f = Family("golden")
+    steps = 10
+    adamw = dict(lr=1e-2, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.1)
+    with torch.random.fork_rng():
+        torch.manual_seed(zlib.crc32(b"golden_mlp"))
+        mlp = torch.nn.Sequential(torch.nn.Linear(196, 32), torch.nn.ReLU(),
+                                  torch.nn.Linear(32, 16), torch.nn.ReLU(),
+                                  torch.nn.Linear(16, 10))
+        torch.manual_seed(zlib.crc32(b"golden_lm"))
+        cfg = dict(vocab_size=29, context_length=16, d_model=32, n_layers=2, n_heads=4, d_ff=64,
+                   norm_eps=1e-5, rope=True, rope_theta=10000.0)
+        lm = _GoldenTransformerLM(cfg)
+        with torch.no_grad():  # norm weights away from 1, so that their gradients matter
+            for name, p in lm.named_parameters():
+                if name.endswith("norm.weight"):
+                    p.add_(0.1 * torch.randn(p.shape))
+    r = Inputs("golden_mlp", F32)
+    # Normalised-image-like inputs: 10 batches of 16 "14x14 images", labels in 0..9.
+    x, y = r.randn(steps, 16, 196), r.index(10, steps, 16)
+    _golden_run(f, "mlp", mlp, x, y, adamw)
+    f.metadata["mlp.sizes"] = json.dumps([196, 32, 16, 10])
+    r = Inputs("golden_lm", F32)
+    tokens = r.index(cfg["vocab_size"], steps, 4, cfg["context_length"] + 1)
+    _golden_run(f, "lm", lm, tokens[:, :, :-1], tokens[:, :, 1:], adamw)
+    f.metadata["lm.config"] = json.dumps(cfg)
+    # Mark the family as non-empty for generate() (it counts "<case>.op" entries).
+    f.metadata["mlp.op"] = "golden_mlp"
+    f.metadata["lm.op"] = "golden_lm"
+    return f
+
+
 FAMILIES = [arithmetic, unary, reduce, matmul, join, index, view, convert, rms_norm, linear,
-            mse_loss, activation]
+            mse_loss, activation, softmax, cross_entropy, embedding, layer_norm, dropout, rope,
+            attention, half, optim, golden]
 
 # ----------------------------------------------------------------------------- main
 
 
-def generate(directory):
+def generate(directory, only=None):
     os.makedirs(directory, exist_ok=True)
     summary = []
     for make in FAMILIES:
+        if only and make.__name__ not in only:
+            continue
         family = make()
+        if not family.metadata:
+            continue  # a family with no cases yet writes no file
         family.write(directory)
         ops = sorted({v for k, v in family.metadata.items() if k.endswith(".op")})
         cases = sum(1 for k in family.metadata if k.endswith(".op"))
@@ -817,12 +1430,14 @@ def main():
     parser.add_argument("--check", action="store_true",
                         help="regenerate into a temp dir and compare with --out; exit 1 on "
                              "any difference")
+    parser.add_argument("--only", nargs="+", metavar="FAMILY",
+                        help="write only these families (e.g. --only softmax embedding)")
     args = parser.parse_args()
     torch.set_num_threads(1)  # results must not depend on the thread count
     if args.check:
         return check(args.out)
     total = 0
-    for name, cases, size, ops in generate(args.out):
+    for name, cases, size, ops in generate(args.out, args.only):
         total += size
         print(f"{name}.safetensors: {cases} cases, {size} bytes, ops: {' '.join(ops)}")
     print(f"total {total} bytes in {args.out}")

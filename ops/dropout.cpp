@@ -1,0 +1,121 @@
+// ops/dropout.cpp — dropout: the plain kernels forward and backward, then the Function.
+//
+// Shape legend: x is seen as N = numel elements in row-major order.
+//
+// Forward (training, with k = 1 - p the keep probability and scale = 1 / k):
+//   m_i = [u_i < k]            u_i uniform on [0, 1) from the Generator, so P(m_i = 1) = k
+//   y_i = x_i * (m_i * scale)
+// E[y_i] = k * x_i / k = x_i: dividing by k at training time ("inverted" dropout) keeps the
+// expected activation the same as at evaluation time, when dropout is the identity, so the
+// trained network needs no rescaling at inference.
+// Backward: y_i is linear in x_i with the fixed factor m_i * scale, so
+//   dx_i = dout_i * m_i * scale
+// The backward must use the SAME mask as the forward: it is saved. We save m as a bool
+// tensor (1 byte per element; the scale is one number in the State) rather than the scaled
+// mask in x's dtype (4 or 8 bytes per element), and rather than re-drawing it from the
+// generator's (seed, offset), which would tie the backward to the generator's later use.
+// p == 1 keeps nothing: scale is set to 0 (not 1/0 = inf), so y = x * 0, as PyTorch.
+#include "ops/dropout.h"
+
+#include <cmath>
+
+#include "core/factories.h"
+
+namespace tg {
+namespace {
+
+// ---------------------------------------------------------------- raw kernels
+/// y = x * (mask ? scale : 0) over n contiguous elements, in the compute type F.
+template <class F>
+void dropout_forward_kernel(const F* x, const bool* mask, F* y, int64_t n, F scale) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * (mask[i] ? scale : F(0));
+}
+
+/// dx += dout * (mask ? scale : 0) over n contiguous elements.
+template <class F>
+void dropout_backward_kernel(const F* dout, const bool* mask, F* dx, int64_t n, F scale) {
+  for (int64_t i = 0; i < n; ++i) dx[i] += dout[i] * (mask[i] ? scale : F(0));
+}
+
+// ---------------------------------------------------------------- helpers
+DType compute_type(DType dtype) { return dtype == kFloat64 ? kFloat64 : kFloat32; }
+
+/// t itself if it is already contiguous in dtype `ct`, else a contiguous copy converted to it.
+Tensor as_compute(const Tensor& t, DType ct) {
+  if (t.dtype() == ct && t.is_contiguous()) return t;
+  Tensor c = empty(t.shape(), ct);
+  c.copy_(t);
+  return c;
+}
+
+/// Rounds a compute-type result back to `dtype` (no copy when they agree).
+Tensor round_to(const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype) return t;
+  Tensor out = empty(t.shape(), dtype);
+  out.copy_(t);
+  return out;
+}
+
+void check_args(const Tensor& x, double p) {
+  TG_CHECK(is_floating_point(x.dtype()), DTypeError, "dropout: x {} must be floating point, got {}",
+           x.shape(), x.dtype());
+  TG_CHECK(p >= 0.0 && p <= 1.0, ValueError, "dropout: p must be in [0, 1], got p = {}", p);
+}
+
+// ---------------------------------------------------------------- Function
+struct Dropout : Function<Dropout> {
+  static constexpr std::string_view kName = "dropout";
+  struct State {
+    double scale = 1.0;  // 1 / (1 - p), or 0 when p == 1
+  };
+
+  // forward: m_i = [u_i < 1 - p], y_i = x_i * m_i * scale
+  static Tensor forward(Context<State>& ctx, const Tensor& x, double p, Generator& gen) {
+    const double keep = 1.0 - p;
+    const double scale = p == 1.0 ? 0.0 : 1.0 / keep;
+    Tensor mask = empty(x.shape(), kBool);
+    bool* m = mask.data<bool>();
+    for (int64_t i = 0, n = x.numel(); i < n; ++i) m[i] = gen.uniform_double() < keep;
+
+    const DType ct = compute_type(x.dtype());
+    const Tensor xc = as_compute(x, ct);
+    Tensor y = empty(x.shape(), ct);
+    visit_dtype(ct, [&]<class F>() {
+      if constexpr (std::is_floating_point_v<F>) {
+        dropout_forward_kernel(xc.data<F>(), m, y.data<F>(), x.numel(), static_cast<F>(scale));
+      }
+    });
+    ctx.save_for_backward(mask);  // 1 byte per element; x and y are not needed
+    ctx.state.scale = scale;
+    return round_to(y, x.dtype());
+  }
+
+  // forward was: y_i = x_i * m_i * scale   (m and scale fixed by the forward)
+  // so:          dx_i = dout_i * m_i * scale
+  static std::vector<Tensor> backward(Context<State>& ctx, const std::vector<Tensor>& g) {
+    if (!ctx.needs_input_grad(0)) return {Tensor()};
+    const Tensor mask = ctx.saved_tensors()[0];
+    const DType ct = compute_type(g[0].dtype());
+    const Tensor gc = as_compute(g[0], ct);
+    Tensor dx = zeros(g[0].shape(), ct);
+    visit_dtype(ct, [&]<class F>() {
+      if constexpr (std::is_floating_point_v<F>) {
+        dropout_backward_kernel(gc.data<F>(), mask.data<bool>(), dx.data<F>(), gc.numel(),
+                                static_cast<F>(ctx.state.scale));
+      }
+    });
+    return {round_to(dx, g[0].dtype())};
+  }
+};
+
+}  // namespace
+
+Tensor dropout(const Tensor& x, double p, bool training, Generator& gen, Here here) {
+  check_args(x, p);
+  // Identity: x itself, as torch.nn.functional.dropout returns its input in eval mode and for
+  // p = 0. Nothing is drawn from gen and nothing is recorded (the gradient reaches x as is).
+  if (!training || p == 0.0) return x;
+  return Dropout::apply_at(here, x, p, gen);
+}
+
+}  // namespace tg

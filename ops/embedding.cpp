@@ -1,0 +1,158 @@
+// ops/embedding.cpp — embedding: the plain kernels forward and backward, then the Function.
+//
+// Shape legend: V = vocab, D = embedding width, N = number of ids (ids flattened).
+//
+// Forward: a row copy per id (no arithmetic, so every dtype is copied exactly):
+//   out[n, d] = table[ids[n], d]
+// Seen as a matmul with the one-hot matrix H (N, V), H[n, v] = [ids[n] == v]:
+//   out = H @ table
+// so, by Linear's rule for the weight (dW = dout^T x, here with x = H on the left):
+//   dtable = H^T @ dout,   dtable[v, d] = sum over n with ids[n] == v of dout[n, d]
+// H^T @ dout never needs H: for each n, ADD row n of dout into row ids[n] of dtable. That
+// is a scatter-add; an id that appears k times gets the sum of k gradient rows, and a row
+// whose id never appears gets 0. padding_idx zeroes its row's gradient (its column of H is
+// treated as zero in the backward only).
+//
+// Bad ids are rejected before any read: an id is a memory address, and table + id * D with
+// id = -1 or V would read (and in the backward, write) outside the table.
+#include "ops/embedding.h"
+
+#include <cstring>
+#include <string>
+
+#include "core/factories.h"
+
+namespace tg {
+namespace {
+
+// ---------------------------------------------------------------- raw kernels
+/// out (N, D) = rows ids[n] of table (V, D). All contiguous; T is the storage type.
+template <class T>
+void embedding_forward_kernel(const int64_t* ids, const T* table, T* out, int64_t n_ids,
+                              int64_t dim) {
+  if (dim == 0) return;  // nothing to copy (and memcpy must not see a null pointer)
+  for (int64_t n = 0; n < n_ids; ++n) {
+    std::memcpy(out + n * dim, table + ids[n] * dim, static_cast<size_t>(dim) * sizeof(T));
+  }
+}
+
+/// dtable (V, D) += dout (N, D) scattered by ids: dtable[ids[n]] += dout[n], skipping the
+/// padding row (padding_idx < 0: none). F is the compute type (float or double).
+template <class F>
+void embedding_backward_kernel(const int64_t* ids, const F* dout, F* dtable, int64_t n_ids,
+                               int64_t dim, int64_t padding_idx) {
+  for (int64_t n = 0; n < n_ids; ++n) {
+    if (ids[n] == padding_idx) continue;
+    F* row = dtable + ids[n] * dim;
+    const F* g = dout + n * dim;
+    for (int64_t d = 0; d < dim; ++d) row[d] += g[d];
+  }
+}
+
+// ---------------------------------------------------------------- helpers
+DType compute_type(DType dtype) { return dtype == kFloat64 ? kFloat64 : kFloat32; }
+
+/// Where element number `flat` of a tensor of `shape` sits: "(1, 0)"; "()" for a 0-d tensor.
+std::string position(const Shape& shape, int64_t flat) {
+  DimVec idx(shape.size(), 0);
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return fmt::format("{}", idx);
+}
+
+/// Every id (ids contiguous) lies in [0, V), or IndexError naming the first bad one.
+void check_ids(const Tensor& ids, int64_t vocab) {
+  const int64_t* p = ids.data<int64_t>();
+  for (int64_t i = 0, n = ids.numel(); i < n; ++i) {
+    TG_CHECK(p[i] >= 0 && p[i] < vocab, IndexError,
+             "embedding: id {} at position {} of ids {} is out of range for a table of V = {} "
+             "rows (ids must be in [0, {}))",
+             p[i], position(ids.shape(), i), ids.shape(), vocab, vocab);
+  }
+}
+
+// ---------------------------------------------------------------- Function
+struct Embedding : Function<Embedding> {
+  static constexpr std::string_view kName = "embedding";
+  struct State {
+    Shape table_shape;         // (V, D)
+    DType dtype = kFloat32;    // the table's
+    int64_t padding_idx = -1;  // in [0, V), or -1 for none
+  };
+
+  // forward: out[n, d] = table[ids[n], d]
+  static Tensor forward(Context<State>& ctx, const Tensor& ids, const Tensor& table,
+                        std::optional<int64_t> padding_idx) {
+    TG_CHECK(ids.dtype() == kInt64, DTypeError,
+             "embedding: ids must have dtype int64, got {} (shape {}); convert with "
+             ".to(tg::kInt64)",
+             ids.dtype(), ids.shape());
+    TG_CHECK(is_floating_point(table.dtype()), DTypeError,
+             "embedding: table {} must be floating point, got {}", table.shape(), table.dtype());
+    TG_CHECK(table.dim() == 2, ShapeError, "embedding: table must be 2-D (V, D), got shape {}",
+             table.shape());
+    const int64_t vocab = table.size(0), dim = table.size(1);
+    int64_t pad = -1;
+    if (padding_idx) {
+      TG_CHECK(*padding_idx >= -vocab && *padding_idx < vocab, IndexError,
+               "embedding: padding_idx {} is out of range for a table of V = {} rows (must be "
+               "in [-{}, {}))",
+               *padding_idx, vocab, vocab, vocab);
+      pad = *padding_idx < 0 ? *padding_idx + vocab : *padding_idx;  // -1 is row V - 1
+    }
+    const Tensor idc = ids.contiguous();  // int64: never recorded
+    check_ids(idc, vocab);                // before any read
+
+    Shape out_shape = ids.shape();
+    out_shape.push_back(dim);
+    Tensor out = empty(out_shape, table.dtype());
+    const Tensor tc = table.contiguous();
+    visit_dtype(table.dtype(), [&]<class T>() {
+      embedding_forward_kernel(idc.data<int64_t>(), tc.data<T>(), out.data<T>(), idc.numel(), dim);
+    });
+    ctx.save_for_backward(idc);  // the ids only: the table's values are not needed
+    ctx.state = {table.shape(), table.dtype(), pad};
+    return out;
+  }
+
+  // forward was: out[n, d] = table[ids[n], d]          (= one_hot(ids) @ table)
+  // so:          dtable[v, d] = sum over n with ids[n] == v of dout[n, d]   (= one_hot^T @ dout)
+  //              except dtable[padding_idx] = 0; ids get no gradient.
+  static std::vector<Tensor> backward(Context<State>& ctx, const std::vector<Tensor>& g) {
+    if (!ctx.needs_input_grad(1)) return {Tensor(), Tensor()};
+    const Tensor ids = ctx.saved_tensors()[0];
+    const State& s = ctx.state;
+    const DType ct = compute_type(s.dtype);
+    // f16/bf16: accumulate in float32, round once per element at the end.
+    Tensor dout = g[0];
+    if (dout.dtype() != ct || !dout.is_contiguous()) {
+      Tensor c = empty(dout.shape(), ct);
+      c.copy_(dout);
+      dout = c;
+    }
+    Tensor dtable = zeros(s.table_shape, ct);
+    visit_dtype(ct, [&]<class F>() {
+      if constexpr (std::is_floating_point_v<F>) {
+        embedding_backward_kernel(ids.data<int64_t>(), dout.data<F>(), dtable.data<F>(),
+                                  ids.numel(), s.table_shape[1], s.padding_idx);
+      }
+    });
+    if (s.dtype != ct) {
+      Tensor rounded = empty(s.table_shape, s.dtype);
+      rounded.copy_(dtable);
+      dtable = rounded;
+    }
+    return {Tensor(), dtable};
+  }
+};
+
+}  // namespace
+
+Tensor embedding(const Tensor& ids, const Tensor& table, std::optional<int64_t> padding_idx,
+                 Here here) {
+  return Embedding::apply_at(here, ids, table, padding_idx);
+}
+
+}  // namespace tg
