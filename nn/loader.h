@@ -1,0 +1,84 @@
+// nn/loader.h — mini-batches over tensors that share their first dim, reshuffled per epoch.
+//
+//   nn::DataLoader loader({train.images, train.labels}, {.batch_size = 128}, gen);
+//   for (int epoch = 0; epoch < 5; ++epoch) {
+//     for (const std::vector<Tensor>& batch : loader) {   // batch[0] (B, 784), batch[1] (B)
+//       ...
+//     }
+//   }
+//
+// Every `for` over the loader is one epoch: begin() draws a fresh permutation of the N
+// sample indices with tg::randperm(N, gen) (or takes 0, 1, ..., N-1 without shuffle), and
+// batch k holds samples perm[k*B .. k*B + B) of every tensor, gathered with index_select.
+// The number of batches is ceil(N / B), or floor(N / B) with drop_last (the last, smaller
+// batch is dropped), as in PyTorch. The generator is the only source of randomness, so the
+// same seed gives the same batches in the same order.
+//
+// PyTorch equivalent: torch.utils.data.DataLoader(TensorDataset(*tensors), batch_size,
+// shuffle, drop_last, generator=gen).
+#pragma once
+
+#include <cstdint>
+#include <iterator>
+#include <vector>
+
+#include "core/core.h"
+#include "ops/ops.h"
+
+namespace tg::nn {
+
+/// Settings of DataLoader.
+struct LoaderOptions {
+  int64_t batch_size = 1;
+  bool shuffle = true;     ///< a new random order every epoch
+  bool drop_last = false;  ///< skip the last batch when it has fewer than batch_size samples
+};
+
+/// Batches of rows of several tensors (e.g. images (N, 784) and labels (N)).
+class DataLoader {
+ public:
+  /// `tensors` must all be defined, at least 1-D, and share their first dim N. The loader
+  /// keeps a reference to `gen`, which must outlive it.
+  DataLoader(std::vector<Tensor> tensors, const LoaderOptions& options,
+             Generator& gen = default_generator());
+
+  /// Number of samples N.
+  int64_t num_samples() const { return n_; }
+  /// Batches per epoch: ceil(N / batch_size), or floor(N / batch_size) with drop_last.
+  int64_t num_batches() const;
+  const LoaderOptions& options() const { return options_; }
+
+  /// Walks the batches of one epoch; each batch is one tensor per source tensor.
+  class Iterator {
+   public:
+    using value_type = std::vector<Tensor>;
+    using difference_type = std::ptrdiff_t;
+
+    std::vector<Tensor> operator*() const;
+    Iterator& operator++() {
+      ++batch_;
+      return *this;
+    }
+    void operator++(int) { ++batch_; }
+    bool operator==(std::default_sentinel_t) const { return batch_ >= loader_->num_batches(); }
+
+   private:
+    friend class DataLoader;
+    Iterator(const DataLoader* loader, Tensor order) : loader_(loader), order_(std::move(order)) {}
+    const DataLoader* loader_;
+    Tensor order_;  // the epoch's sample order, int64 (N)
+    int64_t batch_ = 0;
+  };
+
+  /// Starts an epoch: draws its order from the generator when shuffling.
+  Iterator begin();
+  std::default_sentinel_t end() const { return {}; }
+
+ private:
+  std::vector<Tensor> tensors_;
+  LoaderOptions options_;
+  Generator* gen_;
+  int64_t n_ = 0;
+};
+
+}  // namespace tg::nn

@@ -1,0 +1,168 @@
+// tests/nn/loader_test.cpp — DataLoader: epochs, seeded shuffling, drop_last, batch contents.
+#include "nn/loader.h"
+
+#include <algorithm>
+
+#include "test_util.h"
+
+namespace tg::nn {
+namespace {
+
+/// Features (n, 2) with row i = (i, 100 + i) and labels (n) with label i = i, so every batch
+/// row says which sample it came from.
+std::vector<Tensor> numbered(int64_t n) {
+  std::vector<float> x;
+  std::vector<int64_t> y;
+  for (int64_t i = 0; i < n; ++i) {
+    x.push_back(static_cast<float>(i));
+    x.push_back(static_cast<float>(100 + i));
+    y.push_back(i);
+  }
+  return {tensor(x, {n, 2}), tensor(y, {n})};
+}
+
+/// The sample ids of one epoch, batch by batch, checking that each batch's rows agree.
+std::vector<std::vector<int64_t>> epoch_ids(DataLoader& loader) {
+  std::vector<std::vector<int64_t>> out;
+  for (const std::vector<Tensor>& batch : loader) {
+    EXPECT_EQ(batch.size(), 2u);
+    const auto ids = batch[1].to_vector<int64_t>();
+    const auto x = batch[0].to_vector<float>();
+    EXPECT_EQ(batch[0].shape(), Shape({static_cast<int64_t>(ids.size()), 2}));
+    for (size_t r = 0; r < ids.size(); ++r) {
+      EXPECT_EQ(x[2 * r], static_cast<float>(ids[r]));  // the same source row in both
+      EXPECT_EQ(x[2 * r + 1], static_cast<float>(100 + ids[r]));
+    }
+    out.push_back(ids);
+  }
+  return out;
+}
+
+std::vector<int64_t> flat(const std::vector<std::vector<int64_t>>& batches) {
+  std::vector<int64_t> out;
+  for (const auto& b : batches) out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+TEST(DataLoaderTest, WithoutShuffleBatchesAreInOrder) {
+  Generator gen(0);
+  DataLoader loader(numbered(7), {.batch_size = 3, .shuffle = false}, gen);
+  EXPECT_EQ(loader.num_samples(), 7);
+  EXPECT_EQ(loader.num_batches(), 3);
+  const auto batches = epoch_ids(loader);
+  EXPECT_EQ(batches, (std::vector<std::vector<int64_t>>{{0, 1, 2}, {3, 4, 5}, {6}}));
+  EXPECT_EQ(gen.offset(), 0u);  // no randomness used
+}
+
+TEST(DataLoaderTest, EverySampleOncePerEpoch) {
+  Generator gen(42);
+  DataLoader loader(numbered(23), {.batch_size = 5}, gen);
+  EXPECT_EQ(loader.num_batches(), 5);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    const auto batches = epoch_ids(loader);
+    ASSERT_EQ(batches.size(), 5u);
+    for (size_t b = 0; b < 4; ++b) EXPECT_EQ(batches[b].size(), 5u);
+    EXPECT_EQ(batches[4].size(), 3u);  // the remainder
+    std::vector<int64_t> all = flat(batches);
+    std::ranges::sort(all);
+    std::vector<int64_t> expected(23);
+    for (int64_t i = 0; i < 23; ++i) expected[static_cast<size_t>(i)] = i;
+    EXPECT_EQ(all, expected);
+  }
+}
+
+TEST(DataLoaderTest, ShuffleDiffersPerEpochAndIsReproducible) {
+  Generator g1(5);
+  Generator g2(5);
+  DataLoader a(numbered(50), {.batch_size = 8}, g1);
+  DataLoader b(numbered(50), {.batch_size = 8}, g2);
+  const auto a1 = flat(epoch_ids(a));
+  const auto a2 = flat(epoch_ids(a));
+  EXPECT_NE(a1, a2);                  // a fresh permutation each epoch
+  EXPECT_EQ(flat(epoch_ids(b)), a1);  // same seed, same batches
+  EXPECT_EQ(flat(epoch_ids(b)), a2);
+  std::vector<int64_t> in_order(50);
+  for (int64_t i = 0; i < 50; ++i) in_order[static_cast<size_t>(i)] = i;
+  EXPECT_NE(a1, in_order);
+  // The order is exactly tg::randperm's from the same generator state.
+  Generator g3(5);
+  EXPECT_EQ(a1, randperm(50, g3).to_vector<int64_t>());
+  Generator other(6);
+  DataLoader c(numbered(50), {.batch_size = 8}, other);
+  EXPECT_NE(flat(epoch_ids(c)), a1);
+}
+
+TEST(DataLoaderTest, DropLastCounts) {
+  struct Case {
+    int64_t n, batch;
+    bool drop_last;
+    int64_t batches;
+  };
+  // PyTorch: len(DataLoader(range(n), batch_size, drop_last=...)).
+  for (const Case c : {Case{10, 3, false, 4}, Case{10, 3, true, 3}, Case{9, 3, false, 3},
+                       Case{9, 3, true, 3}, Case{2, 5, false, 1}, Case{2, 5, true, 0},
+                       Case{0, 4, false, 0}, Case{0, 4, true, 0}, Case{1, 1, true, 1}}) {
+    SCOPED_TRACE(fmt::format("n {} batch {} drop_last {}", c.n, c.batch, c.drop_last));
+    Generator gen(1);
+    DataLoader loader(numbered(c.n), {.batch_size = c.batch, .drop_last = c.drop_last}, gen);
+    EXPECT_EQ(loader.num_batches(), c.batches);
+    const auto batches = epoch_ids(loader);
+    EXPECT_EQ(static_cast<int64_t>(batches.size()), c.batches);
+    for (const auto& b : batches) {
+      if (c.drop_last) {
+        EXPECT_EQ(static_cast<int64_t>(b.size()), c.batch);
+      }
+    }
+  }
+}
+
+TEST(DataLoaderTest, BatchRowsMatchSourceRowsOfEveryTensor) {
+  Generator data_gen(9);
+  const Tensor images = randn({12, 3, 4}, kFloat32, data_gen);
+  const Tensor labels = randint(0, 10, {12}, kInt64, data_gen);
+  Generator gen(11);
+  DataLoader loader({images, labels}, {.batch_size = 5, .drop_last = true}, gen);
+  Generator replay(11);
+  const auto order = randperm(12, replay).to_vector<int64_t>();
+  int64_t seen = 0;
+  for (const std::vector<Tensor>& batch : loader) {
+    ASSERT_EQ(batch[0].shape(), Shape({5, 3, 4}));
+    ASSERT_EQ(batch[1].shape(), Shape({5}));
+    for (int64_t r = 0; r < 5; ++r) {
+      const int64_t src = order[static_cast<size_t>(seen + r)];
+      EXPECT_EQ(batch[0].select(0, r).to_vector<float>(), images.select(0, src).to_vector<float>());
+      EXPECT_EQ(batch[1].at<int64_t>({r}), labels.at<int64_t>({src}));
+    }
+    seen += 5;
+  }
+  EXPECT_EQ(seen, 10);
+}
+
+TEST(DataLoaderTest, NonContiguousSourcesAndOneTensor) {
+  const Tensor base = arange(0.0, 12.0, 1.0, kFloat64).view({3, 4});
+  Generator gen(0);
+  DataLoader loader({base.t()}, {.batch_size = 3, .shuffle = false}, gen);  // rows are columns
+  std::vector<std::vector<double>> rows;
+  for (const auto& batch : loader) rows.push_back(batch[0].to_vector<double>());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0], (std::vector<double>{0, 4, 8, 1, 5, 9, 2, 6, 10}));
+  EXPECT_EQ(rows[1], (std::vector<double>{3, 7, 11}));
+}
+
+TEST(DataLoaderTest, Errors) {
+  Generator gen(0);
+  EXPECT_TG_THROW(DataLoader(numbered(4), {.batch_size = 0}, gen), ValueError, "DataLoader",
+                  "batch_size must be positive", "got 0");
+  EXPECT_TG_THROW(DataLoader(numbered(4), {.batch_size = -3}, gen), ValueError, "got -3");
+  EXPECT_TG_THROW(DataLoader({zeros({10, 784}), zeros({9}, kInt64)}, {.batch_size = 2}, gen),
+                  ShapeError, "DataLoader", "tensor 1 has shape (9)", "(10, 784)",
+                  "same first dim");
+  EXPECT_TG_THROW(DataLoader({}, {.batch_size = 2}, gen), ValueError, "at least one tensor");
+  EXPECT_TG_THROW(DataLoader({zeros({3}), scalar_tensor(1.0)}, {.batch_size = 2}, gen), ShapeError,
+                  "tensor 1 is 0-d");
+  EXPECT_TG_THROW(DataLoader({zeros({3}), Tensor()}, {.batch_size = 2}, gen), ValueError,
+                  "tensor 1 is undefined");
+}
+
+}  // namespace
+}  // namespace tg::nn
