@@ -1,0 +1,160 @@
+// nn/transformer.cpp — see transformer.h. Every line of forward is an op with its own
+// hand-written backward; the modules only wire them together, so they need no backward.
+#include "nn/transformer.h"
+
+#include <nlohmann/json.hpp>
+
+namespace tg::nn {
+
+// ---------------------------------------------------------------- config
+void TransformerConfig::validate() const {
+  auto positive = [](const char* name, int64_t v) {
+    TG_CHECK(v > 0, ValueError, "TransformerConfig: {} must be > 0, got {}", name, v);
+  };
+  positive("vocab_size", vocab_size);
+  positive("context_length", context_length);
+  positive("d_model", d_model);
+  positive("n_layers", n_layers);
+  positive("n_heads", n_heads);
+  positive("d_ff", d_ff);
+  TG_CHECK(d_model % n_heads == 0, ValueError,
+           "TransformerConfig: d_model {} is not divisible by n_heads {}", d_model, n_heads);
+  TG_CHECK(!rope || (d_model / n_heads) % 2 == 0, ValueError,
+           "TransformerConfig: rope needs an even head dim, got d_model / n_heads = {}",
+           d_model / n_heads);
+  TG_CHECK(norm_eps > 0, ValueError, "TransformerConfig: norm_eps must be > 0, got {}", norm_eps);
+  TG_CHECK(rope_theta > 0, ValueError, "TransformerConfig: rope_theta must be > 0, got {}",
+           rope_theta);
+}
+
+std::string TransformerConfig::to_json() const {
+  return nlohmann::json{{"vocab_size", vocab_size}, {"context_length", context_length},
+                        {"d_model", d_model},       {"n_layers", n_layers},
+                        {"n_heads", n_heads},       {"d_ff", d_ff},
+                        {"norm_eps", norm_eps},     {"rope", rope},
+                        {"rope_theta", rope_theta}}
+      .dump();
+}
+
+TransformerConfig TransformerConfig::from_json(const std::string& text) {
+  TransformerConfig c;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    c.vocab_size = j.at("vocab_size").get<int64_t>();
+    c.context_length = j.at("context_length").get<int64_t>();
+    c.d_model = j.at("d_model").get<int64_t>();
+    c.n_layers = j.at("n_layers").get<int64_t>();
+    c.n_heads = j.at("n_heads").get<int64_t>();
+    c.d_ff = j.at("d_ff").get<int64_t>();
+    c.norm_eps = j.at("norm_eps").get<double>();
+    c.rope = j.at("rope").get<bool>();
+    c.rope_theta = j.at("rope_theta").get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    TG_CHECK(false, ValueError, "TransformerConfig::from_json: {} in '{}'", e.what(), text);
+  }
+  c.validate();
+  return c;
+}
+
+// ---------------------------------------------------------------- attention
+CausalSelfAttention::CausalSelfAttention(int64_t d_model, int64_t n_heads_, bool rope, double theta,
+                                         Generator& gen)
+    : UnaryModule("CausalSelfAttention"),
+      n_heads(n_heads_),
+      use_rope(rope),
+      rope_theta(theta),
+      qkv(d_model, 3 * d_model, {.bias = false}, gen),
+      proj(d_model, d_model, {.bias = false}, gen) {
+  TG_CHECK(n_heads > 0 && d_model % n_heads == 0, ValueError,
+           "CausalSelfAttention: d_model {} is not divisible by n_heads {}", d_model, n_heads);
+  register_module("qkv", qkv);
+  register_module("proj", proj);
+}
+
+Tensor CausalSelfAttention::forward(const Tensor& x) {
+  TG_CHECK(x.dim() == 3 && x.size(2) == qkv.in_features, ShapeError,
+           "CausalSelfAttention: expected x (B, T, {}), got {}", qkv.in_features, x.shape());
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2), D = C / n_heads;
+  // One matmul gives q, k and v side by side: (B, T, 3C). Each C-wide third splits into
+  // H heads of D channels, and the heads move in front of time: (B, T, H, D) -> (B, H, T, D),
+  // so that attention runs on every (batch, head) pair independently.
+  const Tensor fused = qkv(x);
+  auto heads = [&](int64_t i) {
+    return fused.narrow(2, i * C, C).reshape({B, T, n_heads, D}).transpose(1, 2);
+  };
+  Tensor q = heads(0), k = heads(1), v = heads(2);
+  if (use_rope) {
+    const Tensor positions = arange(static_cast<double>(T), kInt64);
+    q = rope(q, positions, rope_theta);
+    k = rope(k, positions, rope_theta);
+  }
+  const Tensor out = scaled_dot_product_attention(q, k, v, Tensor(), /*causal=*/true);
+  // Back to (B, T, H, D) and the heads side by side again: (B, T, C).
+  return proj(out.transpose(1, 2).reshape({B, T, C}));
+}
+
+std::string CausalSelfAttention::extra_repr() const {
+  return fmt::format("n_heads={}, rope={}", n_heads, use_rope ? "True" : "False");
+}
+
+// ---------------------------------------------------------------- feed-forward
+SwiGLUFeedForward::SwiGLUFeedForward(int64_t d_model, int64_t d_ff, Generator& gen)
+    : UnaryModule("SwiGLUFeedForward"),
+      w1(d_model, d_ff, {.bias = false}, gen),
+      w3(d_model, d_ff, {.bias = false}, gen),
+      w2(d_ff, d_model, {.bias = false}, gen) {
+  register_module("w1", w1);
+  register_module("w3", w3);
+  register_module("w2", w2);
+}
+
+Tensor SwiGLUFeedForward::forward(const Tensor& x) { return w2(swiglu(w1(x), w3(x))); }
+
+// ---------------------------------------------------------------- block
+TransformerBlock::TransformerBlock(const TransformerConfig& c, Generator& gen)
+    : UnaryModule("TransformerBlock"),
+      attn_norm(c.d_model, {.eps = c.norm_eps}),
+      attn(c.d_model, c.n_heads, c.rope, c.rope_theta, gen),
+      ffn_norm(c.d_model, {.eps = c.norm_eps}),
+      ffn(c.d_model, c.d_ff, gen) {
+  register_module("attn_norm", attn_norm);
+  register_module("attn", attn);
+  register_module("ffn_norm", ffn_norm);
+  register_module("ffn", ffn);
+}
+
+Tensor TransformerBlock::forward(const Tensor& x) {
+  // h = x + attn(attn_norm(x)) and ffn_norm(h) in one fused op: it returns both the new
+  // residual stream h and its normalised copy.
+  const AddRmsNormOutput r = add_rms_norm(attn(attn_norm(x)), x, ffn_norm.weight, ffn_norm.eps);
+  return r.residual + ffn(r.out);
+}
+
+// ---------------------------------------------------------------- the model
+TransformerLM::TransformerLM(const TransformerConfig& c, Generator& gen)
+    : Module("TransformerLM"),
+      config((c.validate(), c)),
+      tok_emb(c.vocab_size, c.d_model, {}, gen),
+      norm(c.d_model, {.eps = c.norm_eps}),
+      head(c.d_model, c.vocab_size, {.bias = false}, gen) {
+  register_module("tok_emb", tok_emb);
+  register_module("blocks", blocks);
+  for (int64_t i = 0; i < c.n_layers; ++i) blocks.emplace_back(c, gen);
+  register_module("norm", norm);
+  register_module("head", head);
+}
+
+Tensor TransformerLM::forward(const Tensor& ids) {
+  TG_CHECK(ids.dim() == 1 || ids.dim() == 2, ShapeError,
+           "TransformerLM: ids must be (B, T) or (T), got shape {}", ids.shape());
+  TG_CHECK(ids.size(-1) <= config.context_length, ShapeError,
+           "TransformerLM: {} tokens exceed the context length {}", ids.size(-1),
+           config.context_length);
+  const bool batched = ids.dim() == 2;
+  Tensor x = tok_emb(batched ? ids : ids.unsqueeze(0));
+  for (const auto& block : blocks) x = (*block)(x);
+  const Tensor logits = head(norm(x));
+  return batched ? logits : logits.squeeze(0);
+}
+
+}  // namespace tg::nn

@@ -1,0 +1,107 @@
+// nn/transformer.h — the pieces of a pre-norm decoder-only Transformer language model.
+//
+// B = batch, T = time (tokens), C = d_model, H = heads, D = C / H (head dim), V = vocab.
+//
+//   ids (B, T) int64
+//    -> tok_emb                                  x (B, T, C)
+//    -> blocks[0 .. n_layers):   x = x + attn(attn_norm(x))        (pre-norm: normalise the
+//                                x = x + ffn(ffn_norm(x))           input of each branch,
+//    -> norm -> head                             logits (B, T, V)   never the residual)
+//
+// x is the "residual stream": every block reads it through a norm and ADDS its result
+// back, so the gradient of the loss reaches every block directly through the additions.
+// The second add and the norm after it are one fused op, add_rms_norm (ops/rms_norm.h).
+//
+// State dict names (PyTorch-style, so weights pass to and from a PyTorch twin):
+//   tok_emb.weight (V, C)
+//   blocks.<i>.attn_norm.weight (C)   blocks.<i>.attn.qkv.weight (3C, C)
+//   blocks.<i>.attn.proj.weight (C, C)
+//   blocks.<i>.ffn_norm.weight (C)    blocks.<i>.ffn.w1.weight (F, C)   ...w3.weight (F, C)
+//   blocks.<i>.ffn.w2.weight (C, F)
+//   norm.weight (C)                   head.weight (V, C)
+// No biases anywhere, untied embedding and head, as in ../shared/bench's tiny LM.
+#pragma once
+
+#include <string>
+
+#include "nn/embedding.h"
+#include "nn/linear.h"
+#include "nn/norm.h"
+
+namespace tg::nn {
+
+/// The shape of a TransformerLM. Stored in checkpoints (to_json / from_json).
+struct TransformerConfig {
+  int64_t vocab_size = 128;
+  int64_t context_length = 128;  ///< the longest sequence forward accepts
+  int64_t d_model = 128;
+  int64_t n_layers = 4;
+  int64_t n_heads = 4;
+  int64_t d_ff = 384;  ///< hidden width of the SwiGLU feed-forward
+  double norm_eps = 1e-5;
+  bool rope = false;  ///< rotary position embedding on q and k (else: no positions at all)
+  double rope_theta = 10000.0;
+
+  /// ValueError naming the first field that makes no sense (e.g. d_model % n_heads != 0).
+  void validate() const;
+  /// One JSON object with every field, for checkpoint metadata.
+  std::string to_json() const;
+  /// The inverse of to_json; ValueError for malformed text or a missing field.
+  static TransformerConfig from_json(const std::string& text);
+};
+
+/// Multi-head causal self-attention with a fused q/k/v projection and optional RoPE.
+/// x (B, T, C) -> (B, T, C). PyTorch twin: the attention half of the reference Block.
+class CausalSelfAttention : public UnaryModule {
+ public:
+  CausalSelfAttention(int64_t d_model, int64_t n_heads, bool rope = false,
+                      double rope_theta = 10000.0, Generator& gen = default_generator());
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
+
+  const int64_t n_heads;
+  const bool use_rope;
+  const double rope_theta;
+  Linear qkv;   ///< C -> 3C: q, k and v for every head in one matmul
+  Linear proj;  ///< C -> C: mixes the heads' outputs back into the residual stream
+};
+
+/// The SwiGLU feed-forward: w2(silu(w1 x) * w3 x), with w1, w3: C -> F and w2: F -> C.
+class SwiGLUFeedForward : public UnaryModule {
+ public:
+  SwiGLUFeedForward(int64_t d_model, int64_t d_ff, Generator& gen = default_generator());
+  Tensor forward(const Tensor& x) override;
+
+  Linear w1;  ///< the gate (through silu)
+  Linear w3;  ///< the value it multiplies
+  Linear w2;  ///< back down to d_model
+};
+
+/// One pre-norm block: x + attn(attn_norm(x)), then + ffn(ffn_norm(.)).
+class TransformerBlock : public UnaryModule {
+ public:
+  explicit TransformerBlock(const TransformerConfig& config, Generator& gen = default_generator());
+  Tensor forward(const Tensor& x) override;
+
+  RMSNorm attn_norm;
+  CausalSelfAttention attn;
+  RMSNorm ffn_norm;
+  SwiGLUFeedForward ffn;
+};
+
+/// The whole language model: ids (B, T) int64 -> logits (B, T, V) for the next token.
+class TransformerLM : public Module {
+ public:
+  explicit TransformerLM(const TransformerConfig& config, Generator& gen = default_generator());
+  /// ids (B, T) or (T) int64 with T <= context_length -> logits (..., T, V).
+  Tensor forward(const Tensor& ids);
+  Tensor operator()(const Tensor& ids) { return forward(ids); }
+
+  const TransformerConfig config;
+  Embedding tok_emb;
+  ModuleList<TransformerBlock> blocks;
+  RMSNorm norm;
+  Linear head;
+};
+
+}  // namespace tg::nn
