@@ -8,15 +8,19 @@
 // 3 warm-up calls, then call until at least `min_s` seconds and 5 calls have passed,
 // and report the mean time per call.
 //
-// The workloads of the reference need the ops and modules of later issues; until those
-// land, asking for one fails with a message that says so. `core` measures the tensor
-// primitives that exist today (it has no PyTorch counterpart in the reference).
+// `mlp`, `lm`, `ops` and `overhead` are the reference's workloads; `core` measures tensor
+// primitives (it has no PyTorch counterpart in the reference). The lm line also reports the
+// peak resident memory of the process (max_rss_mb), which the reference does not.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "core/core.h"
+#include "nn/nn.h"
+#include "ops/ops.h"
+
+#include <sys/resource.h>
 
 namespace {
 
@@ -87,6 +91,154 @@ void core_workload(const Options& opt) {
        opt);
 }
 
+// The "ops" workload of torch_reference.py: single fused ops, forward + backward, with
+// gradients accumulating call after call exactly as there (no zero_grad in between).
+void ops_workload(const Options& opt) {
+  tg::Generator gen(0);
+  const int64_t linear_shapes[][3] = {
+      {128, 784, 256}, {2048, 128, 384}, {512, 512, 512}, {1024, 1024, 1024}};
+  for (const auto& [m, k, n] : linear_shapes) {
+    const tg::Tensor x = tg::randn({m, k}, tg::kFloat32, gen).requires_grad_();
+    const tg::Tensor w = tg::randn({n, k}, tg::kFloat32, gen).requires_grad_();
+    const tg::Tensor b = tg::randn({n}, tg::kFloat32, gen).requires_grad_();
+    const double s = seconds_per_call([&] { tg::sum(tg::linear(x, w, b)).backward(); });
+    emit({{"workload", "linear_fwd_bwd"},
+          {"shape", {m, k, n}},
+          {"ms", round_to(s * 1e3, 4)},
+          {"gflops", round_to(6.0 * double(m) * double(k) * double(n) / s / 1e9, 2)}},
+         opt);
+  }
+  const int64_t norm_shapes[][2] = {{2048, 128}, {4096, 1024}};
+  for (const auto& [rows, d] : norm_shapes) {
+    const tg::Tensor x = tg::randn({rows, d}, tg::kFloat32, gen).requires_grad_();
+    const tg::Tensor w = tg::ones({d}, tg::kFloat32).requires_grad_();
+    const tg::Tensor g = tg::randn({rows, d}, tg::kFloat32, gen);
+    const double s = seconds_per_call([&] { tg::rms_norm(x, w, 1e-5).backward(g); });
+    emit({{"workload", "rmsnorm_fwd_bwd"}, {"shape", {rows, d}}, {"ms", round_to(s * 1e3, 4)}},
+         opt);
+  }
+  const int64_t ce_shapes[][2] = {{2048, 128}, {4096, 1024}};
+  for (const auto& [rows, v] : ce_shapes) {
+    const tg::Tensor x = tg::randn({rows, v}, tg::kFloat32, gen).requires_grad_();
+    const tg::Tensor y = tg::randint(0, v, {rows}, tg::kInt64, gen);
+    const double s = seconds_per_call([&] { tg::cross_entropy(x, y).backward(); });
+    emit(
+        {{"workload", "cross_entropy_fwd_bwd"}, {"shape", {rows, v}}, {"ms", round_to(s * 1e3, 4)}},
+        opt);
+  }
+  const int64_t emb_shapes[][3] = {{2048, 128, 128}, {8192, 50257, 64}};
+  for (const auto& [n_tok, vocab, d] : emb_shapes) {
+    const tg::Tensor table = tg::randn({vocab, d}, tg::kFloat32, gen).requires_grad_();
+    const tg::Tensor ids = tg::randint(0, vocab, {n_tok}, tg::kInt64, gen);
+    const double s = seconds_per_call([&] { tg::sum(tg::embedding(ids, table)).backward(); });
+    emit({{"workload", "embedding_fwd_bwd"},
+          {"shape", {n_tok, vocab, d}},
+          {"ms", round_to(s * 1e3, 4)}},
+         opt);
+  }
+}
+
+// The "overhead" workload: 500 x (y = relu(y * 1.0001)) on 4 elements, then backward —
+// 1000 recorded ops, so the figure is the per-op cost of the tape, not of arithmetic.
+void overhead_workload(const Options& opt) {
+  tg::Generator gen(0);
+  const tg::Tensor x = tg::randn({4}, tg::kFloat32, gen).requires_grad_();
+  const double s = seconds_per_call(
+      [&] {
+        tg::Tensor y = x;
+        for (int i = 0; i < 500; ++i) y = tg::relu(y * 1.0001);
+        tg::sum(y).backward();
+      },
+      1.0);
+  emit(
+      {{"workload", "tiny_op_overhead"}, {"ops", 1000}, {"us_per_op", round_to(s / 1000 * 1e6, 3)}},
+      opt);
+}
+
+// The "mlp" workload: Fashion-MNIST, MLP 784-256-128-10, AdamW, batch 128, reshuffled each
+// epoch; one line per epoch with the training seconds (data already in memory) and the test
+// accuracy after it.
+void mlp_workload(const Options& opt) {
+  const tg::nn::MnistSplit train =
+      tg::nn::load_fashion_mnist(std::string(tg::nn::kFashionMnistDir), "train");
+  const tg::nn::MnistSplit test =
+      tg::nn::load_fashion_mnist(std::string(tg::nn::kFashionMnistDir), "test");
+  tg::Generator gen(0);
+  tg::nn::MLP model({784, 256, 128, 10}, {}, gen);
+  tg::nn::AdamW adamw(model.parameters(),
+                      {.lr = 1e-3, .betas = {0.9, 0.999}, .eps = 1e-8, .weight_decay = 0.01});
+  tg::nn::DataLoader loader({train.images, train.labels}, {.batch_size = 128}, gen);
+  for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    model.train();
+    tg::Tensor loss;
+    for (const std::vector<tg::Tensor>& batch : loader) {
+      loss = tg::cross_entropy(model(batch[0]), batch[1]);
+      adamw.zero_grad();
+      loss.backward();
+      adamw.step();
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    double accuracy = 0;
+    {
+      tg::NoGradGuard no_grad;
+      model.eval();
+      const std::vector<int64_t> predicted =
+          tg::max(model(test.images), -1).indices.to_vector<int64_t>();
+      const std::vector<int64_t> labels = test.labels.to_vector<int64_t>();
+      for (size_t i = 0; i < labels.size(); ++i) accuracy += predicted[i] == labels[i];
+      accuracy /= static_cast<double>(labels.size());
+    }
+    emit({{"workload", "mlp_fashion_mnist_epoch"},
+          {"epoch", epoch},
+          {"seconds", round_to(seconds, 4)},
+          {"last_loss", round_to(static_cast<double>(loss.item<float>()), 4)},
+          {"test_accuracy", round_to(accuracy, 4)}},
+         opt);
+  }
+}
+
+// The "lm" workload: the reference's tiny pre-norm Transformer (vocab 128, context 128,
+// d_model 128, 4 layers, 4 heads, SwiGLU 384, no RoPE), batch 16 x 128 random tokens,
+// AdamW lr 3e-4; 5 warm-up steps, then the mean of --steps steps.
+void lm_workload(const Options& opt) {
+  const int64_t V = 128, T = 128, B = 16;
+  tg::Generator gen(0);
+  tg::nn::TransformerLM model({.vocab_size = V,
+                               .context_length = T,
+                               .d_model = 128,
+                               .n_layers = 4,
+                               .n_heads = 4,
+                               .d_ff = 384},
+                              gen);
+  tg::nn::AdamW adamw(model.parameters(), {.lr = 3e-4});
+  const tg::Tensor data = tg::randint(0, V, {opt.steps + 5, B, T + 1}, tg::kInt64, gen);
+  tg::Tensor loss;
+  auto step = [&](int64_t i) {
+    const tg::Tensor batch = data[i];
+    const tg::Tensor x = batch.narrow(1, 0, T), y = batch.narrow(1, 1, T);
+    loss = tg::cross_entropy(model(x), y);
+    adamw.zero_grad();
+    loss.backward();
+    adamw.step();
+  };
+  for (int64_t i = 0; i < 5; ++i) step(i);
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  for (int64_t i = 0; i < opt.steps; ++i) step(5 + i);
+  const double dt = std::chrono::duration<double>(Clock::now() - t0).count() / opt.steps;
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  emit({{"workload", "tiny_lm_train_step"},
+        {"params", model.num_parameters()},
+        {"ms_per_step", round_to(dt * 1e3, 3)},
+        {"tokens_per_s", round_to(double(B * T) / dt, 1)},
+        {"last_loss", round_to(static_cast<double>(loss.item<float>()), 4)},
+        {"max_rss_mb", round_to(static_cast<double>(usage.ru_maxrss) / 1024.0, 1)}},
+       opt);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -112,12 +264,20 @@ int main(int argc, char** argv) {
       core_workload(opt);
       return 0;
     }
-    std::fprintf(stderr,
-                 "tapegrad-bench: workload '%s' needs tapegrad's neural-network ops and modules, "
-                 "which are not built yet (they arrive with issues 4 and 5); 'core' is "
-                 "available now\n",
-                 opt.workload.c_str());
-    return 2;
+    if (opt.workload == "ops") {
+      ops_workload(opt);
+      return 0;
+    }
+    if (opt.workload == "overhead") {
+      overhead_workload(opt);
+      return 0;
+    }
+    if (opt.workload == "mlp") {
+      mlp_workload(opt);
+      return 0;
+    }
+    lm_workload(opt);
+    return 0;
   } catch (const tg::Error& e) {
     std::fprintf(stderr, "tapegrad-bench: %s\n", e.what());
     return 1;

@@ -1,0 +1,368 @@
+// examples/tiny_lm.cpp — a character-level Transformer language model, trained from scratch.
+//
+//   tiny_lm train  [--data FILE] [--out DIR] [--steps N] [--max-seconds S] [--json] ...
+//   tiny_lm sample [--checkpoint FILE] [--temperature T] [--top-k K] [--seed S] ...
+//
+// `train` reads any UTF-8 text (default: Debian's word list /usr/share/dict/words, one word
+// per line, so the model learns to invent English-looking words), builds a character
+// vocabulary, and trains a pre-norm decoder-only Transformer (nn/transformer.h) with AdamW,
+// a cosine schedule with linear warmup and gradient clipping. Every --eval-every steps it
+// measures the validation loss, next to the loss of a bigram-count model on the same
+// characters (the baseline a Transformer must beat clearly), and saves a checkpoint. Ctrl-C
+// saves a checkpoint and exits cleanly; --resume continues a run bit-identically.
+// In DIR it leaves: checkpoint.safetensors, metrics.csv and loss.svg.
+//
+// `sample` loads the checkpoint (the model config and vocabulary travel inside it) and
+// generates text one character at a time: logits of the last position / temperature, keep
+// the top-k, softmax, draw.
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+#include "core/core.h"
+#include "examples/common/interrupt.h"
+#include "examples/common/run_log.h"
+#include "nn/nn.h"
+
+namespace {
+
+using tg::Tensor;
+namespace nn = tg::nn;
+
+struct TrainArgs {
+  std::string data = "/usr/share/dict/words";
+  std::string out = "runs/tiny_lm";
+  bool shuffle_lines = true;
+  int64_t steps = 600;
+  double max_seconds = 0;  // 0: no limit
+  int64_t stop_after = 0;  // 0: no limit
+  int64_t batch = 32;
+  int64_t context = 32;
+  int64_t d_model = 64;
+  int64_t layers = 3;
+  int64_t heads = 4;
+  int64_t d_ff = 192;
+  bool rope = true;
+  double lr = 3e-3;
+  double min_lr = 3e-4;
+  int64_t warmup = 50;
+  double weight_decay = 0.01;
+  double clip = 1.0;
+  int64_t eval_every = 100;
+  int64_t eval_tokens = 16384;
+  uint64_t seed = 0;
+  bool json = false;
+  bool resume = false;
+};
+
+struct SampleArgs {
+  std::string checkpoint = "runs/tiny_lm/checkpoint.safetensors";
+  std::string prompt;
+  int64_t length = 300;
+  double temperature = 0.8;
+  int64_t top_k = 0;  // 0: all
+  uint64_t seed = 0;
+};
+
+// ---------------------------------------------------------------- data
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  TG_CHECK(in.good(), ValueError,
+           "tiny_lm: cannot read '{}'. The default data is Debian's word list: "
+           "apt-get install wamerican (or pass --data FILE with any UTF-8 text)",
+           path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// The lines of `text` in a seeded random order. A word list is sorted, so without this the
+/// validation split (the last 10%) would be the words from "t" to "z" only.
+std::string shuffle_lines(const std::string& text, uint64_t seed) {
+  std::vector<std::string> lines;
+  std::stringstream s(text);
+  for (std::string line; std::getline(s, line);) lines.push_back(line);
+  tg::Generator gen(seed);
+  for (size_t i = lines.size(); i > 1; --i) {  // Fisher-Yates, with tapegrad's generator
+    std::swap(lines[i - 1], lines[static_cast<size_t>(gen.integer(0, static_cast<int64_t>(i)))]);
+  }
+  std::string out;
+  for (const std::string& line : lines) out += line + "\n";
+  return out;
+}
+
+/// The first `n` ids of `split` (fewer if it is shorter).
+std::vector<int64_t> head_ids(const Tensor& split, int64_t n) {
+  const int64_t count = std::min(n, split.numel());
+  return split.narrow(0, 0, count).to_vector<int64_t>();
+}
+
+// ---------------------------------------------------------------- the two losses
+/// Mean cross-entropy (nats per character) of predicting ids[i + 1] from ids[0..i], over
+/// non-overlapping windows of `context` characters.
+double model_loss(nn::TransformerLM& model, const std::vector<int64_t>& ids, int64_t context) {
+  tg::NoGradGuard no_grad;
+  model.eval();
+  double total = 0;
+  int64_t count = 0;
+  const int64_t n = static_cast<int64_t>(ids.size());
+  const int64_t rows_per_batch = 64;
+  for (int64_t start = 0; start + 1 < n;) {
+    std::vector<int64_t> x, y;
+    int64_t rows = 0;
+    for (; rows < rows_per_batch && start + context < n; ++rows, start += context) {
+      x.insert(x.end(), ids.begin() + start, ids.begin() + start + context);
+      y.insert(y.end(), ids.begin() + start + 1, ids.begin() + start + context + 1);
+    }
+    if (rows == 0) break;
+    const Tensor logits = model(tg::tensor(x, {rows, context}));
+    const Tensor loss =
+        tg::cross_entropy(logits, tg::tensor(y, {rows, context}), {.reduction = "sum"});
+    total += static_cast<double>(loss.item<float>());
+    count += rows * context;
+  }
+  model.train();
+  return count > 0 ? total / static_cast<double>(count) : NAN;
+}
+
+/// The same loss for a bigram-count model: P(b | a) = (count(a, b) + alpha) /
+/// (count(a) + alpha * V) counted on the training split; the best alpha of a few is kept,
+/// so the baseline is as strong as a bigram model gets.
+double bigram_loss(const Tensor& train, const std::vector<int64_t>& ids, int64_t vocab,
+                   int64_t context) {
+  const std::vector<int64_t> t = train.to_vector<int64_t>();
+  std::vector<double> pair(static_cast<size_t>(vocab * vocab), 0.0);
+  std::vector<double> first(static_cast<size_t>(vocab), 0.0);
+  for (size_t i = 0; i + 1 < t.size(); ++i) {
+    pair[static_cast<size_t>(t[i] * vocab + t[i + 1])] += 1;
+    first[static_cast<size_t>(t[i])] += 1;
+  }
+  double best = INFINITY;
+  for (double alpha : {1.0, 0.1, 0.01, 0.001}) {
+    double total = 0;
+    int64_t count = 0;
+    const int64_t n = static_cast<int64_t>(ids.size());
+    // The same targets as model_loss: positions start + 1 .. start + context of each window.
+    for (int64_t start = 0; start + context < n; start += context) {
+      for (int64_t i = start; i < start + context; ++i) {
+        const auto a = static_cast<size_t>(ids[static_cast<size_t>(i)]);
+        const auto b = static_cast<size_t>(ids[static_cast<size_t>(i + 1)]);
+        total -= std::log((pair[a * static_cast<size_t>(vocab) + b] + alpha) /
+                          (first[a] + alpha * static_cast<double>(vocab)));
+        ++count;
+      }
+    }
+    best = std::min(best, total / static_cast<double>(count));
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------- train
+int train(const TrainArgs& a) {
+  const std::string text = read_text(a.data);
+  const nn::TextDataset data(a.shuffle_lines ? shuffle_lines(text, a.seed) : text);
+  const nn::CharTokenizer& tok = data.tokenizer();
+
+  nn::TransformerConfig config{.vocab_size = tok.vocab_size(),
+                               .context_length = a.context,
+                               .d_model = a.d_model,
+                               .n_layers = a.layers,
+                               .n_heads = a.heads,
+                               .d_ff = a.d_ff,
+                               .rope = a.rope};
+  tg::Generator init_gen(a.seed), data_gen(a.seed + 1);
+  nn::TransformerLM model(config, init_gen);
+  nn::AdamW opt(model.parameters(), {.lr = a.lr, .weight_decay = a.weight_decay});
+  const nn::CosineWithWarmup schedule{
+      .base_lr = a.lr, .warmup_steps = a.warmup, .total_steps = a.steps, .min_lr = a.min_lr};
+
+  std::filesystem::create_directories(a.out);
+  const std::string ckpt = a.out + "/checkpoint.safetensors";
+  int64_t step = 0;
+  if (a.resume) {
+    const nn::LoadedCheckpoint c = nn::load_checkpoint(ckpt, model, &opt, {{"data", &data_gen}});
+    TG_CHECK(c.metadata.at("tokenizer") == tok.to_json(), ValueError,
+             "tiny_lm: --resume with other data than the checkpoint's");
+    step = c.step;
+  }
+  auto save = [&] {
+    nn::save_checkpoint(
+        ckpt, {.model = &model,
+               .optimizer = &opt,
+               .step = step,
+               .generators = {{"data", &data_gen}},
+               .metadata = {
+                   {"config", config.to_json()}, {"tokenizer", tok.to_json()}, {"data", a.data}}});
+  };
+
+  tg::examples::RunLog log({.out_dir = a.out,
+                            .total_steps = a.steps,
+                            .json = a.json,
+                            .log_every = 50,
+                            .unit = "tok",
+                            .eval_columns = {"val_loss", "bigram_val_loss"}});
+  const std::vector<int64_t> val_ids = head_ids(data.split("val"), a.eval_tokens);
+  const double bigram = bigram_loss(data.split("train"), val_ids, tok.vocab_size(), a.context);
+  log.note(
+      fmt::format("tiny_lm: {} characters of {} ({} distinct), model with {} parameters, "
+                  "{} steps of {} x {} tokens",
+                  data.split("train").numel() + data.split("val").numel(), a.data, tok.vocab_size(),
+                  model.num_parameters(), a.steps, a.batch, a.context));
+
+  tg::examples::install_stop_handler();
+  const std::vector<Tensor> params = model.parameters();
+  double val = NAN, last_loss = NAN;
+  bool stopped = false;
+  while (step < a.steps) {
+    schedule.apply(opt, step);
+    const nn::Batch b = data.get_batch("train", a.batch, a.context, data_gen);
+    // The five steps: forward, loss, zero_grad, backward, step (plus clipping).
+    const Tensor loss = tg::cross_entropy(model(b.x), b.y);
+    opt.zero_grad();
+    loss.backward();
+    const double grad_norm = nn::clip_grad_norm(params, a.clip);
+    opt.step();
+    ++step;
+    last_loss = static_cast<double>(loss.item<float>());
+    log.step(step, last_loss, opt.lr(), grad_norm, a.batch * a.context);
+
+    const bool out_of_time = (a.max_seconds > 0 && log.elapsed_s() >= a.max_seconds) ||
+                             (a.stop_after > 0 && step >= a.stop_after);
+    stopped = tg::examples::stop_requested() || out_of_time;
+    if (step % a.eval_every == 0 || step == a.steps || stopped) {
+      val = model_loss(model, val_ids, a.context);
+      log.eval(step, {val, bigram});
+      save();
+    }
+    if (stopped) {
+      log.note(
+          fmt::format("tiny_lm: stopped at step {} ({}); checkpoint saved, continue with "
+                      "--resume",
+                      step, out_of_time ? "--max-seconds or --stop-after reached" : "Ctrl-C"));
+      break;
+    }
+  }
+  log.finish({{"steps", step},
+              {"train_loss", last_loss},
+              {"val_loss", val},
+              {"bigram_val_loss", bigram},
+              {"beats_bigram_by", bigram - val},
+              {"checkpoint", ckpt}});
+  return 0;
+}
+
+// ---------------------------------------------------------------- sample
+int sample(const SampleArgs& a) {
+  const nn::LoadedCheckpoint meta = nn::read_checkpoint_metadata(a.checkpoint);
+  TG_CHECK(meta.metadata.contains("config") && meta.metadata.contains("tokenizer"), ValueError,
+           "tiny_lm sample: '{}' is not a tiny_lm checkpoint", a.checkpoint);
+  const auto config = nn::TransformerConfig::from_json(meta.metadata.at("config"));
+  const auto tok = nn::CharTokenizer::from_json(meta.metadata.at("tokenizer"));
+  nn::TransformerLM model(config);
+  nn::load_checkpoint(a.checkpoint, model);
+  model.eval();
+  TG_CHECK(a.temperature >= 0, ValueError, "tiny_lm sample: --temperature must be >= 0");
+
+  // Start from the prompt, or from a newline (the word separator) when there is none.
+  std::vector<int64_t> ids = tok.encode(a.prompt.empty() ? std::string("\n") : a.prompt);
+  tg::Generator gen(a.seed);
+  tg::NoGradGuard no_grad;
+  std::printf("%s", a.prompt.c_str());
+  for (int64_t n = 0; n < a.length; ++n) {
+    const int64_t t = std::min<int64_t>(static_cast<int64_t>(ids.size()), config.context_length);
+    const std::vector<int64_t> window(ids.end() - t, ids.end());
+    const Tensor logits = model(tg::tensor(window, {t}))[t - 1].to(tg::kFloat64);
+    std::vector<double> l = logits.to_vector<double>();
+    std::vector<size_t> order(l.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t i, size_t j) { return l[i] > l[j]; });
+    size_t next = order[0];  // temperature 0: always the most likely character
+    if (a.temperature > 0) {
+      const size_t keep =
+          a.top_k > 0 ? std::min<size_t>(static_cast<size_t>(a.top_k), l.size()) : l.size();
+      std::vector<double> p(keep);
+      double z = 0;
+      for (size_t r = 0; r < keep; ++r) {  // softmax of the kept logits, max subtracted
+        p[r] = std::exp((l[order[r]] - l[order[0]]) / a.temperature);
+        z += p[r];
+      }
+      double u = gen.uniform_double() * z;
+      next = order[keep - 1];
+      for (size_t r = 0; r < keep; ++r) {
+        if ((u -= p[r]) < 0) {
+          next = order[r];
+          break;
+        }
+      }
+    }
+    ids.push_back(static_cast<int64_t>(next));
+    std::printf("%s", tok.decode(std::vector<int64_t>{static_cast<int64_t>(next)}).c_str());
+  }
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tiny_lm: train a character-level Transformer language model, then sample"};
+  app.require_subcommand(1);
+  TrainArgs t;
+  CLI::App* tr = app.add_subcommand("train", "train on a UTF-8 text file");
+  tr->add_option("--data", t.data, "UTF-8 text to learn")->capture_default_str();
+  tr->add_option("--out", t.out, "directory for checkpoint, metrics.csv, loss.svg")
+      ->capture_default_str();
+  tr->add_flag("--shuffle-lines,!--no-shuffle-lines", t.shuffle_lines,
+               "shuffle the lines before the train/validation split (for word lists)");
+  tr->add_option("--steps", t.steps, "optimizer steps")->capture_default_str();
+  tr->add_option("--max-seconds", t.max_seconds, "stop (and save) after this long; 0 = never")
+      ->capture_default_str();
+  tr->add_option("--stop-after", t.stop_after,
+                 "stop (and save) after this step, as Ctrl-C would; 0 = never")
+      ->capture_default_str();
+  tr->add_option("--batch", t.batch, "sequences per step")->capture_default_str();
+  tr->add_option("--context", t.context, "characters per sequence")->capture_default_str();
+  tr->add_option("--d-model", t.d_model, "width of the residual stream")->capture_default_str();
+  tr->add_option("--layers", t.layers, "Transformer blocks")->capture_default_str();
+  tr->add_option("--heads", t.heads, "attention heads")->capture_default_str();
+  tr->add_option("--d-ff", t.d_ff, "hidden width of the feed-forward")->capture_default_str();
+  tr->add_flag("--rope,!--no-rope", t.rope, "rotary position embedding")->capture_default_str();
+  tr->add_option("--lr", t.lr, "peak learning rate")->capture_default_str();
+  tr->add_option("--min-lr", t.min_lr, "final learning rate")->capture_default_str();
+  tr->add_option("--warmup", t.warmup, "linear warmup steps")->capture_default_str();
+  tr->add_option("--weight-decay", t.weight_decay, "AdamW weight decay")->capture_default_str();
+  tr->add_option("--clip", t.clip, "max global gradient norm")->capture_default_str();
+  tr->add_option("--eval-every", t.eval_every, "steps between evaluations and checkpoints")
+      ->capture_default_str();
+  tr->add_option("--eval-tokens", t.eval_tokens, "validation characters per evaluation")
+      ->capture_default_str();
+  tr->add_option("--seed", t.seed, "seed of init, data order and line shuffle")
+      ->capture_default_str();
+  tr->add_flag("--json", t.json, "print JSON lines instead of a progress bar");
+  tr->add_flag("--resume", t.resume, "continue from OUT/checkpoint.safetensors");
+
+  SampleArgs s;
+  CLI::App* sa = app.add_subcommand("sample", "generate text from a checkpoint");
+  sa->add_option("--checkpoint", s.checkpoint, "checkpoint written by train")
+      ->capture_default_str();
+  sa->add_option("--prompt", s.prompt, "text to continue (default: start a new line)");
+  sa->add_option("--length", s.length, "characters to generate")->capture_default_str();
+  sa->add_option("--temperature", s.temperature, "0 = greedy; higher = more random")
+      ->capture_default_str();
+  sa->add_option("--top-k", s.top_k, "sample among the k most likely (0 = all)")
+      ->capture_default_str();
+  sa->add_option("--seed", s.seed, "sampling seed")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    return tr->parsed() ? train(t) : sample(s);
+  } catch (const tg::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+}
