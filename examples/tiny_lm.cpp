@@ -38,7 +38,7 @@ struct TrainArgs {
   std::string data = "/usr/share/dict/words";
   std::string out = "runs/tiny_lm";
   bool shuffle_lines = true;
-  int64_t steps = 600;
+  int64_t steps = 450;
   double max_seconds = 0;  // 0: no limit
   int64_t stop_after = 0;  // 0: no limit
   int64_t batch = 32;
@@ -218,6 +218,7 @@ int train(const TrainArgs& a) {
   const std::vector<Tensor> params = model.parameters();
   double val = NAN, last_loss = NAN;
   bool stopped = false;
+  const int64_t first_step = step;
   while (step < a.steps) {
     schedule.apply(opt, step);
     const nn::Batch b = data.get_batch("train", a.batch, a.context, data_gen);
@@ -225,6 +226,9 @@ int train(const TrainArgs& a) {
     const Tensor loss = tg::cross_entropy(model(b.x), b.y);
     opt.zero_grad();
     loss.backward();
+    // Once, after the first backward: a parameter the loss does not reach would silently
+    // never train; this names every such parameter (nn/grad_utils.h).
+    if (step == first_step) nn::check_all_have_grad(model.named_parameters());
     const double grad_norm = nn::clip_grad_norm(params, a.clip);
     opt.step();
     ++step;

@@ -8,8 +8,11 @@
 #   scripts/setup.sh --dev    also clang-format (the formatting check in .ci/run)
 set -euo pipefail
 
+# The last two are data: the word list tiny_lm learns from by default, and the images of
+# the fashion_mnist example (the tests use both, and skip what is missing).
 packages=(g++ cmake ninja-build pkg-config libfmt-dev libgtest-dev libgmock-dev
-          libbenchmark-dev zlib1g-dev nlohmann-json3-dev libcli11-dev)
+          libbenchmark-dev zlib1g-dev nlohmann-json3-dev libcli11-dev
+          wamerican dataset-fashion-mnist)
 if [[ "${1:-}" == "--dev" ]]; then
   packages+=(clang-format)
 elif [[ $# -gt 0 ]]; then
