@@ -28,9 +28,14 @@
 #include <limits>
 
 #include "core/factories.h"
+#include "ops/compute.h"
 
 namespace tg {
 namespace {
+
+using detail::as_compute;
+using detail::compute_type;
+using detail::round_to;
 
 // ---------------------------------------------------------------- raw kernels
 // Contiguous rows of C in the compute type F; targets int64; no allocation.
@@ -79,15 +84,6 @@ void cross_entropy_backward_kernel(const F* x, const int64_t* target, const F* l
 }
 
 // ---------------------------------------------------------------- helpers
-/// Where the arithmetic happens: double for float64, float for float32/float16/bfloat16.
-DType compute_type(DType dtype) { return dtype == kFloat64 ? kFloat64 : kFloat32; }
-
-/// A contiguous tensor in dtype ct holding t's values (t itself when it already is one).
-Tensor as_compute(const Tensor& t, DType ct) { return t.dtype() == ct ? t.contiguous() : t.to(ct); }
-
-/// t rounded to `dtype` (t itself when it already has it).
-Tensor round_to(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : t.to(dtype); }
-
 enum class Reduction { kMean, kSum, kNone };
 
 struct CrossEntropyState {

@@ -20,9 +20,14 @@
 #include <cmath>
 
 #include "core/factories.h"
+#include "ops/compute.h"
 
 namespace tg {
 namespace {
+
+using detail::as_compute;
+using detail::compute_type;
+using detail::round_to;
 
 // ---------------------------------------------------------------- raw kernels
 /// y = x * (mask ? scale : 0) over n contiguous elements, in the compute type F.
@@ -38,24 +43,6 @@ void dropout_backward_kernel(const F* dout, const bool* mask, F* dx, int64_t n, 
 }
 
 // ---------------------------------------------------------------- helpers
-DType compute_type(DType dtype) { return dtype == kFloat64 ? kFloat64 : kFloat32; }
-
-/// t itself if it is already contiguous in dtype `ct`, else a contiguous copy converted to it.
-Tensor as_compute(const Tensor& t, DType ct) {
-  if (t.dtype() == ct && t.is_contiguous()) return t;
-  Tensor c = empty(t.shape(), ct);
-  c.copy_(t);
-  return c;
-}
-
-/// Rounds a compute-type result back to `dtype` (no copy when they agree).
-Tensor round_to(const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype) return t;
-  Tensor out = empty(t.shape(), dtype);
-  out.copy_(t);
-  return out;
-}
-
 void check_args(const Tensor& x, double p) {
   TG_CHECK(is_floating_point(x.dtype()), DTypeError, "dropout: x {} must be floating point, got {}",
            x.shape(), x.dtype());

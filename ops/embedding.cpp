@@ -21,9 +21,12 @@
 #include <string>
 
 #include "core/factories.h"
+#include "ops/compute.h"
 
 namespace tg {
 namespace {
+
+using detail::compute_type;
 
 // ---------------------------------------------------------------- raw kernels
 /// out (N, D) = rows ids[n] of table (V, D). All contiguous; T is the storage type.
@@ -50,8 +53,6 @@ void embedding_backward_kernel(const int64_t* ids, const F* dout, F* dtable, int
 }
 
 // ---------------------------------------------------------------- helpers
-DType compute_type(DType dtype) { return dtype == kFloat64 ? kFloat64 : kFloat32; }
-
 /// Where element number `flat` of a tensor of `shape` sits: "(1, 0)"; "()" for a 0-d tensor.
 std::string position(const Shape& shape, int64_t flat) {
   DimVec idx(shape.size(), 0);

@@ -29,9 +29,14 @@
 #include <cmath>
 
 #include "core/factories.h"
+#include "ops/compute.h"
 
 namespace tg {
 namespace {
+
+using detail::as_compute;
+using detail::compute_type;
+using detail::round_to;
 
 // ---------------------------------------------------------------- raw kernels
 /// y (rows, C) = (x - mu) * s * w + b per row; mean (rows) = mu, rstd (rows) = s.
@@ -92,25 +97,6 @@ void layer_norm_backward_kernel(const F* dout, const F* x, const F* w, const F* 
 }
 
 // ---------------------------------------------------------------- helpers
-/// Where the arithmetic happens: double for float64, float for float32/float16/bfloat16.
-DType compute_type(DType dtype) { return dtype == kFloat64 ? kFloat64 : kFloat32; }
-
-/// t itself if it is undefined or already contiguous in dtype `ct`, else a contiguous copy.
-Tensor as_compute(const Tensor& t, DType ct) {
-  if (!t.defined() || (t.dtype() == ct && t.is_contiguous())) return t;
-  Tensor c = empty(t.shape(), ct);
-  c.copy_(t);
-  return c;
-}
-
-/// Rounds a compute-type result back to `dtype` (no copy when they agree).
-Tensor round_to(const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype) return t;
-  Tensor out = empty(t.shape(), dtype);
-  out.copy_(t);
-  return out;
-}
-
 /// The data of t, or null when t is undefined (an absent weight/bias, an unneeded gradient).
 template <class F>
 F* ptr_or_null(const Tensor& t) {

@@ -24,9 +24,15 @@
 #include <cmath>
 
 #include "core/factories.h"
+#include "ops/compute.h"
 
 namespace tg {
 namespace {
+
+using detail::as_compute;
+using detail::compute_type;
+using detail::copy_in;
+using detail::round_to;
 
 // ---------------------------------------------------------------- raw kernels
 /// y (rows, C) = x * s * w per row, and rstd (rows) = s. All contiguous, in the compute type.
@@ -67,32 +73,6 @@ void rms_norm_backward_kernel(const F* dout, const F* x, const F* w, const F* rs
 }
 
 // ---------------------------------------------------------------- helpers
-/// Where the arithmetic happens: double for float64, float for float32/float16/bfloat16.
-DType compute_type(DType dtype) { return dtype == kFloat64 ? kFloat64 : kFloat32; }
-
-/// t itself if it is already contiguous in dtype `ct`, else a contiguous copy converted to it.
-Tensor as_compute(const Tensor& t, DType ct) {
-  if (t.dtype() == ct && t.is_contiguous()) return t;
-  Tensor c = empty(t.shape(), ct);
-  c.copy_(t);
-  return c;
-}
-
-/// A fresh contiguous copy of t in dtype `ct` (to accumulate into).
-Tensor copy_in(const Tensor& t, DType ct) {
-  Tensor c = empty(t.shape(), ct);
-  c.copy_(t);
-  return c;
-}
-
-/// Rounds a compute-type result back to the inputs' dtype (no copy when they agree).
-Tensor round_to(const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype) return t;
-  Tensor out = empty(t.shape(), dtype);
-  out.copy_(t);
-  return out;
-}
-
 void check_args(const char* op, const Tensor& x, const Tensor& weight, double eps) {
   TG_CHECK(is_floating_point(x.dtype()), DTypeError, "{}: x {} must be floating point, got {}", op,
            x.shape(), x.dtype());

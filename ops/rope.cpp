@@ -26,9 +26,14 @@
 #include <cmath>
 
 #include "core/factories.h"
+#include "ops/compute.h"
 
 namespace tg {
 namespace {
+
+using detail::as_compute;
+using detail::compute_type;
+using detail::round_to;
 
 // ---------------------------------------------------------------- raw kernels
 /// y (rows, D) = the rotate-half rotation of x (rows, D) by the angles whose cosines and
@@ -80,25 +85,6 @@ void angle_table_kernel(const int64_t* pos, F* cos, F* sin, int64_t rows, int64_
 }
 
 // ---------------------------------------------------------------- helpers
-/// Where the arithmetic happens: double for float64, float for float32/float16/bfloat16.
-DType compute_type(DType dtype) { return dtype == kFloat64 ? kFloat64 : kFloat32; }
-
-/// t itself if it is already contiguous in dtype `dt`, else a contiguous copy converted to it.
-Tensor as_contiguous(const Tensor& t, DType dt) {
-  if (t.dtype() == dt && t.is_contiguous()) return t;
-  Tensor c = empty(t.shape(), dt);
-  c.copy_(t);
-  return c;
-}
-
-/// Rounds a compute-type result back to `dtype` (no copy when they agree).
-Tensor round_to(const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype) return t;
-  Tensor out = empty(t.shape(), dtype);
-  out.copy_(t);
-  return out;
-}
-
 /// The leading dims of x (..., T, D): the shape positions are broadcast to.
 Shape row_shape(const Shape& x_shape) {
   Shape rows;
@@ -138,7 +124,7 @@ struct Tables {
 
 /// The cos/sin tables for x's shape: one row of h angles per row of x.
 Tables angle_tables(const Shape& x_shape, const Tensor& positions, double theta, DType ct) {
-  const Tensor pos = as_contiguous(positions.expand(row_shape(x_shape)), kInt64);
+  const Tensor pos = as_compute(positions.expand(row_shape(x_shape)), kInt64);
   const int64_t half = x_shape.back() / 2, rows = pos.numel();
   Tables t{empty({rows, half}, ct), empty({rows, half}, ct)};
   visit_dtype(ct, [&]<class F>() {
@@ -161,7 +147,7 @@ struct Rope : Function<Rope> {
     check_args(x, positions, theta);
     const DType ct = compute_type(x.dtype());
     const Tables t = angle_tables(x.shape(), positions, theta, ct);
-    const Tensor xc = as_contiguous(x, ct);
+    const Tensor xc = as_compute(x, ct);
     Tensor y = empty(x.shape(), ct);
     visit_dtype(ct, [&]<class F>() {
       if constexpr (std::is_floating_point_v<F>) {
@@ -180,7 +166,7 @@ struct Rope : Function<Rope> {
     const Tensor positions = ctx.saved_tensors()[0];
     const DType dtype = g[0].dtype(), ct = compute_type(dtype);
     const Tables t = angle_tables(g[0].shape(), positions, ctx.state.theta, ct);
-    const Tensor gc = as_contiguous(g[0], ct);
+    const Tensor gc = as_compute(g[0], ct);
     Tensor dx = zeros(g[0].shape(), ct);
     visit_dtype(ct, [&]<class F>() {
       if constexpr (std::is_floating_point_v<F>) {

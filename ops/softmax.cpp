@@ -28,9 +28,14 @@
 #include <limits>
 
 #include "core/factories.h"
+#include "ops/compute.h"
 
 namespace tg {
 namespace {
+
+using detail::as_compute;
+using detail::compute_type;
+using detail::round_to;
 
 // ---------------------------------------------------------------- raw kernels
 // Contiguous (outer, n, inner) memory in the compute type F; no allocation.
@@ -79,15 +84,6 @@ void softmax_backward_kernel(const F* dout, const F* y, F* dx, int64_t outer, in
 }
 
 // ---------------------------------------------------------------- helpers
-/// Where the arithmetic happens: double for float64, float for float32/float16/bfloat16.
-DType compute_type(DType dtype) { return dtype == kFloat64 ? kFloat64 : kFloat32; }
-
-/// A contiguous tensor in dtype ct holding t's values (t itself when it already is one).
-Tensor as_compute(const Tensor& t, DType ct) { return t.dtype() == ct ? t.contiguous() : t.to(ct); }
-
-/// t rounded to `dtype` (t itself when it already has it).
-Tensor round_to(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : t.to(dtype); }
-
 /// x seen as (outer, n, inner) around dim `d` (a 0-d x is one slice of one element).
 struct Slices {
   int64_t outer = 1, n = 1, inner = 1;
