@@ -30,6 +30,17 @@ std::string escape(const std::string& text) {
   return out;
 }
 
+/// The opening of an SVG picture: the <svg> element, a white background and the title
+/// centred at x = title_x.
+std::string svg_open(double width, double height, double title_x, const std::string& title) {
+  return fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
+      "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"{2}\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">{3}</text>\n",
+      width, height, title_x, escape(title));
+}
+
 std::string tick_label(double v) { return fmt::format("{:.6g}", v); }
 
 /// Writes `text` to `path` through a temporary file and a rename, so a reader never sees a
@@ -104,12 +115,7 @@ void write_line_plot(const std::string& path, const std::string& title, const st
   auto px = [&](double x) { return kLeft + (x - x0) / (x1 - x0) * pw; };
   auto py = [&](double y) { return kTop + (y1 - y) / (y1 - y0) * ph; };
 
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
-      "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"12\">\n"
-      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      "<text x=\"{2}\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">{3}</text>\n",
-      kWidth, kHeight, kLeft + pw / 2, escape(title));
+  std::string svg = svg_open(kWidth, kHeight, kLeft + pw / 2, title);
   // Grid, ticks and their labels.
   for (double t : nice_ticks(x0, x1)) {
     if (t < x0 || t > x1) continue;
@@ -191,12 +197,7 @@ void write_decision_boundary(const std::string& path, const std::string& title,
   auto px = [&](double x) { return left + (x - grid.x_min) / xr * pw; };
   auto py = [&](double y) { return top + (grid.y_max - y) / yr * ph; };
 
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
-      "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"12\">\n"
-      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      "<text x=\"{2}\" y=\"24\" font-size=\"15\" text-anchor=\"middle\">{3}</text>\n",
-      width, height, left + pw / 2, escape(title));
+  std::string svg = svg_open(width, height, left + pw / 2, title);
   // The cells, row j from the bottom; each a little wider than its share, so no hairline gaps.
   const double cw = pw / static_cast<double>(grid.nx), ch = ph / static_cast<double>(grid.ny);
   for (int64_t j = 0; j < grid.ny; ++j) {
