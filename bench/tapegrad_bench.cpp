@@ -1,6 +1,6 @@
 // bench/tapegrad_bench.cpp — tapegrad's side of the side-by-side benchmarks.
 //
-//   tapegrad-bench <mlp|lm|ops|overhead|core> [--threads N] [--epochs E] [--steps S]
+//   tapegrad-bench <mlp|lm|ops|overhead|core|gemm> [--threads N] [--epochs E] [--steps S]
 //
 // Prints one JSON object per line in the format of ../shared/bench/README.md, with
 // "framework": "tapegrad-<version>", so its lines can sit next to those of
@@ -9,7 +9,9 @@
 // and report the mean time per call.
 //
 // `mlp`, `lm`, `ops` and `overhead` are the reference's workloads; `core` measures tensor
-// primitives (it has no PyTorch counterpart in the reference). The lm line also reports the
+// primitives and `gemm` the raw matrix multiply (ops/gemm.h) against the measured FMA peak
+// (neither has a PyTorch counterpart in the reference; bench/blas_gemm.cpp prints the same
+// gemm lines for OpenBLAS when it is installed). The lm line also reports the
 // peak resident memory of the process (max_rss_mb), which the reference does not.
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -18,6 +20,7 @@
 
 #include "core/core.h"
 #include "nn/nn.h"
+#include "ops/gemm.h"
 #include "ops/ops.h"
 
 #include <sys/resource.h>
@@ -89,6 +92,70 @@ void core_workload(const Options& opt) {
         {"ms", round_to(s * 1e3, 4)},
         {"melem_per_s", round_to(static_cast<double>(x.numel()) / s / 1e6, 1)}},
        opt);
+}
+
+// The FP32 peak of one core, measured: 16 independent chains of vector FMAs (enough to
+// cover the FMA latency on both FMA units), 2 flops per lane per FMA.
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) double fma_peak_avx512(int64_t iterations) {
+  using V = float __attribute__((vector_size(64)));
+  V acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = V{} + static_cast<float>(i);
+  V x = V{} + 1.0f, y = V{} + 1e-7f;
+  for (int64_t it = 0; it < iterations; ++it) {
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) acc[i] = acc[i] * x + y;
+    asm volatile("" : "+v"(x));  // keep the loop from being folded away
+  }
+  float sum = 0;
+  for (int i = 0; i < 16; ++i) sum += acc[i][0];
+  return static_cast<double>(sum);
+}
+#endif
+
+double measured_peak_gflops() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) {
+    const int64_t iterations = 20'000'000;
+    double best = 0;
+    for (int rep = 0; rep < 5; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      volatile double sink = fma_peak_avx512(iterations);
+      (void)sink;
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      best = std::max(best, 16.0 * 16 * 2 * static_cast<double>(iterations) / s / 1e9);
+    }
+    return best;
+  }
+#endif
+  return 0;  // unknown
+}
+
+// Square float32 C = A B through ops/gemm.h, one thread; GFLOP/s and the fraction of the
+// measured single-core peak.
+void gemm_workload(const Options& opt) {
+  const double peak = measured_peak_gflops();
+  emit({{"workload", "fma_peak"}, {"gflops", round_to(peak, 2)}}, opt);
+  tg::Generator gen(0);
+  for (int64_t n : {256, 512, 1024, 2048}) {
+    const tg::Tensor a = tg::randn({n, n}, tg::kFloat32, gen);
+    const tg::Tensor b = tg::randn({n, n}, tg::kFloat32, gen);
+    tg::Tensor c = tg::zeros({n, n}, tg::kFloat32);
+    const double s = seconds_per_call([&] {
+      tg::gemm(false, false, n, n, n, 1.0f, a.data<float>(), n, b.data<float>(), n, 0.0f,
+               c.data<float>(), n);
+    });
+    const double gflops = 2.0 * double(n) * double(n) * double(n) / s / 1e9;
+    emit({{"workload", "sgemm"},
+          {"shape", {n, n, n}},
+          {"path", tg::reference_kernels()
+                       ? "reference"
+                       : tg::detail::gemm_path_name(tg::detail::best_gemm_path())},
+          {"ms", round_to(s * 1e3, 4)},
+          {"gflops", round_to(gflops, 2)},
+          {"fraction_of_peak", peak > 0 ? round_to(gflops / peak, 3) : 0.0}},
+         opt);
+  }
 }
 
 // The "ops" workload of torch_reference.py: single fused ops, forward + backward, with
@@ -244,9 +311,9 @@ void lm_workload(const Options& opt) {
 int main(int argc, char** argv) {
   Options opt;
   CLI::App app{"tapegrad-bench: the workloads of ../shared/bench/torch_reference.py"};
-  app.add_option("workload", opt.workload, "mlp, lm, ops, overhead, or core")
+  app.add_option("workload", opt.workload, "mlp, lm, ops, overhead, core, or gemm")
       ->required()
-      ->check(CLI::IsMember({"mlp", "lm", "ops", "overhead", "core"}));
+      ->check(CLI::IsMember({"mlp", "lm", "ops", "overhead", "core", "gemm"}));
   app.add_option("--threads", opt.threads, "worker threads")->check(CLI::PositiveNumber);
   app.add_option("--epochs", opt.epochs, "epochs (mlp)")->check(CLI::PositiveNumber);
   app.add_option("--steps", opt.steps, "timed steps (lm)")->check(CLI::PositiveNumber);
@@ -262,6 +329,10 @@ int main(int argc, char** argv) {
   try {
     if (opt.workload == "core") {
       core_workload(opt);
+      return 0;
+    }
+    if (opt.workload == "gemm") {
+      gemm_workload(opt);
       return 0;
     }
     if (opt.workload == "ops") {

@@ -13,6 +13,7 @@
 #include "ops/linear.h"
 #include "ops/matmul.h"
 #include "ops/mse_loss.h"
+#include "ops/reference_kernels.h"
 #include "ops/reduce.h"
 #include "ops/rms_norm.h"
 #include "ops/rope.h"

@@ -1,0 +1,322 @@
+// ops/gemm.cpp — the blocked GEMM driver: packing, cache blocking, run-time dispatch.
+//
+// The classic layout (Goto & van de Geijn, "Anatomy of high-performance matrix
+// multiplication"): C (m, n) += op(A) (m, k) op(B) (k, n) is cut three ways so that each
+// piece of data sits in the cache level where it is reused most.
+//
+//   for jc over n in steps of NC:            B block (KC x NC) ........ L3 / memory
+//     for pc over k in steps of KC:
+//       pack op(B)[pc.., jc..] into NR-column panels
+//       for ic over m in steps of MC:        A block (MC x KC) ........ L2
+//         pack op(A)[ic.., pc..] into MR-row panels
+//         for jr over the block's columns in steps of NR:   B panel (KC x NR) ... L1
+//           for ir over the block's rows in steps of MR:
+//             micro-kernel: an MR x NR tile of C, kept in registers for all KC steps
+//
+// Packing copies each panel into the order the micro-kernel reads it (one column of the A
+// panel, then one row of the B panel, per step of p) and pads the ragged edge with zeros;
+// it is also where a transposed operand is read in place, so the kernel never sees strides.
+// The first KC block applies the caller's beta, later ones accumulate (beta = 1). The
+// order of every sum depends only on (m, n, k) and the path, never on timing: the same
+// call gives bit-identical results every time.
+#include "ops/gemm.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include "core/error.h"
+#include "ops/gemm_kernels.h"
+#include "ops/reference_kernels.h"
+
+namespace tg {
+namespace detail {
+namespace {
+
+// ---------------------------------------------------------------- the reference
+template <class T>
+void reference(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+               int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      T acc = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const T a_ip = trans_a ? a[p * lda + i] : a[i * lda + p];
+        const T b_pj = trans_b ? b[j * ldb + p] : b[p * ldb + j];
+        acc += a_ip * b_pj;
+      }
+      T& c_ij = c[i * ldc + j];
+      c_ij = beta == T(0) ? alpha * acc : alpha * acc + beta * c_ij;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- the portable kernel
+// Plain loops over a small fixed tile, which the compiler keeps in registers and
+// vectorises for whatever the build targets.
+constexpr int kPortableMr = 4, kPortableNr = 8;
+
+template <class T>
+void gemm_micro_portable(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, T alpha, T beta) {
+  T acc[kPortableMr][kPortableNr] = {};
+  for (int64_t p = 0; p < kc; ++p) {
+    for (int i = 0; i < kPortableMr; ++i) {
+      for (int j = 0; j < kPortableNr; ++j) acc[i][j] += a[i] * b[j];
+    }
+    a += kPortableMr;
+    b += kPortableNr;
+  }
+  for (int i = 0; i < kPortableMr; ++i) {
+    for (int j = 0; j < kPortableNr; ++j) {
+      T& out = c[i * ldc + j];
+      out = beta == T(0) ? alpha * acc[i][j] : alpha * acc[i][j] + beta * out;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- blocking parameters
+template <class T>
+struct Kernel {
+  int mr, nr;          // the register tile
+  int64_t kc, mc, nc;  // the cache blocks (mc a multiple of mr, nc of nr)
+  GemmMicroKernel<T> fn;
+};
+
+constexpr int kMaxTile = 16 * 32;  // the largest mr * nr of any kernel
+
+template <class T>
+Kernel<T> kernel_for(GemmPath path) {
+  // KC: a KC x NR panel of B fills about half of L1 (48 KiB); MC: the MC x KC block of A
+  // a fraction of L2 (2 MiB); NC: a KC x NC block of B a few MiB.
+#if defined(__x86_64__)
+  if constexpr (sizeof(T) == 4) {
+    if (path == GemmPath::kAvx512)
+      return {kAvx512MrF32,      kAvx512NrF32,       384,
+              16 * kAvx512MrF32, 128 * kAvx512NrF32, gemm_micro_avx512_f32};
+    if (path == GemmPath::kAvx2)
+      return {kAvx2MrF32, kAvx2NrF32, 256, 32 * kAvx2MrF32, 256 * kAvx2NrF32, gemm_micro_avx2_f32};
+  } else {
+    if (path == GemmPath::kAvx512)
+      return {kAvx512MrF64,      kAvx512NrF64,       256,
+              16 * kAvx512MrF64, 128 * kAvx512NrF64, gemm_micro_avx512_f64};
+    if (path == GemmPath::kAvx2)
+      return {kAvx2MrF64, kAvx2NrF64, 256, 32 * kAvx2MrF64, 256 * kAvx2NrF64, gemm_micro_avx2_f64};
+  }
+#endif
+  return {kPortableMr,      kPortableNr,       256,
+          32 * kPortableMr, 256 * kPortableNr, gemm_micro_portable<T>};
+}
+
+// ---------------------------------------------------------------- packing
+/// Element (i, p) of op(A) is a[i * rs + p * cs]. Writes ceil(rows / mr) panels, each kc
+/// columns of mr values, zero-padded below the last row.
+template <class T>
+void pack_a(const T* a, int64_t rs, int64_t cs, int64_t rows, int64_t kc, int mr, T* dst) {
+  for (int64_t i0 = 0; i0 < rows; i0 += mr, dst += mr * kc) {
+    const int64_t h = std::min<int64_t>(mr, rows - i0);
+    if (h < mr) std::fill(dst, dst + mr * kc, T(0));
+    if (cs == 1) {  // rows of A are contiguous: read along them
+      for (int64_t i = 0; i < h; ++i) {
+        const T* src = a + (i0 + i) * rs;
+        for (int64_t p = 0; p < kc; ++p) dst[p * mr + i] = src[p];
+      }
+    } else {  // A is transposed in memory: a column of the panel is contiguous
+      for (int64_t p = 0; p < kc; ++p) {
+        const T* src = a + i0 * rs + p * cs;
+        for (int64_t i = 0; i < h; ++i) dst[p * mr + i] = src[i * rs];
+      }
+    }
+  }
+}
+
+/// Element (p, j) of op(B) is b[p * rs + j * cs]. Writes ceil(cols / nr) panels, each kc
+/// rows of nr values, zero-padded right of the last column.
+template <class T>
+void pack_b(const T* b, int64_t rs, int64_t cs, int64_t kc, int64_t cols, int nr, T* dst) {
+  for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * kc) {
+    const int64_t w = std::min<int64_t>(nr, cols - j0);
+    if (w < nr) std::fill(dst, dst + nr * kc, T(0));
+    if (cs == 1) {  // rows of B are contiguous
+      for (int64_t p = 0; p < kc; ++p) {
+        const T* src = b + p * rs + j0;
+        for (int64_t j = 0; j < w; ++j) dst[p * nr + j] = src[j];
+      }
+    } else {  // B is transposed in memory: read along its stored rows
+      for (int64_t j = 0; j < w; ++j) {
+        const T* src = b + (j0 + j) * cs;
+        for (int64_t p = 0; p < kc; ++p) dst[p * nr + j] = src[p * rs];
+      }
+    }
+  }
+}
+
+/// A growable 64-byte-aligned scratch buffer, one per thread and element type.
+template <class T>
+T* scratch(int which, size_t count) {
+  struct Buffer {
+    struct Free {
+      void operator()(T* p) const { ::operator delete (p, std::align_val_t{64}); }
+    };
+    std::unique_ptr<T, Free> data;
+    size_t size = 0;
+  };
+  thread_local Buffer buffers[2];
+  Buffer& buf = buffers[which];
+  if (buf.size < count) {
+    buf.data.reset(static_cast<T*>(::operator new (count * sizeof(T), std::align_val_t{64})));
+    buf.size = count;
+  }
+  return buf.data.get();
+}
+
+/// C = beta * C (the whole answer when k == 0 or alpha == 0).
+template <class T>
+void scale(int64_t m, int64_t n, T beta, T* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+  }
+}
+
+template <class T>
+void gemm_blocked(const Kernel<T>& kern, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                  int64_t k, T alpha, const T* a, int64_t lda, const T* b, int64_t ldb, T beta,
+                  T* c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0 || alpha == T(0)) return scale(m, n, beta, c, ldc);
+  const int mr = kern.mr, nr = kern.nr;
+  // op(A)(i, p) = a[i * a_rs + p * a_cs], op(B)(p, j) = b[p * b_rs + j * b_cs]
+  const int64_t a_rs = trans_a ? 1 : lda, a_cs = trans_a ? lda : 1;
+  const int64_t b_rs = trans_b ? 1 : ldb, b_cs = trans_b ? ldb : 1;
+  const int64_t kc_max = std::min(kern.kc, k);
+  const int64_t mc_max = std::min(kern.mc, (m + mr - 1) / mr * mr);
+  const int64_t nc_max = std::min(kern.nc, (n + nr - 1) / nr * nr);
+  T* a_pack = scratch<T>(0, static_cast<size_t>(mc_max * kc_max));
+  T* b_pack = scratch<T>(1, static_cast<size_t>(nc_max * kc_max));
+  alignas(64) T tile[kMaxTile];
+  for (int64_t jc = 0; jc < n; jc += kern.nc) {
+    const int64_t nc = std::min(kern.nc, n - jc);
+    for (int64_t pc = 0; pc < k; pc += kern.kc) {
+      const int64_t kc = std::min(kern.kc, k - pc);
+      const T beta_block = pc == 0 ? beta : T(1);
+      pack_b(b + pc * b_rs + jc * b_cs, b_rs, b_cs, kc, nc, nr, b_pack);
+      for (int64_t ic = 0; ic < m; ic += kern.mc) {
+        const int64_t mc = std::min(kern.mc, m - ic);
+        pack_a(a + ic * a_rs + pc * a_cs, a_rs, a_cs, mc, kc, mr, a_pack);
+        for (int64_t jr = 0; jr < nc; jr += nr) {
+          const int64_t w = std::min<int64_t>(nr, nc - jr);
+          const T* bp = b_pack + jr * kc;
+          for (int64_t ir = 0; ir < mc; ir += mr) {
+            const int64_t h = std::min<int64_t>(mr, mc - ir);
+            const T* ap = a_pack + ir * kc;
+            T* cp = c + (ic + ir) * ldc + jc + jr;
+            if (h == mr && w == nr) {
+              kern.fn(kc, ap, bp, cp, ldc, alpha, beta_block);
+              continue;
+            }
+            // A ragged edge: compute the whole tile aside, then merge its valid part.
+            kern.fn(kc, ap, bp, tile, nr, alpha, T(0));
+            for (int64_t i = 0; i < h; ++i) {
+              for (int64_t j = 0; j < w; ++j) {
+                T& out = cp[i * ldc + j];
+                const T t = tile[i * nr + j];
+                out = beta_block == T(0) ? t : t + beta_block * out;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- dispatch
+std::atomic<GemmPath> forced_path{GemmPath::kAuto};
+
+bool cpu_has(GemmPath path) {
+#if defined(__x86_64__)
+  if (path == GemmPath::kAvx512) return __builtin_cpu_supports("avx512f");
+  if (path == GemmPath::kAvx2)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+  return path == GemmPath::kPortable || path == GemmPath::kReference || path == GemmPath::kAuto;
+}
+
+template <class T>
+void gemm_dispatch(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+                   int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  GemmPath path = forced_path.load(std::memory_order_relaxed);
+  if (reference_kernels()) path = GemmPath::kReference;
+  if (path == GemmPath::kAuto) path = best_gemm_path();
+  if (path == GemmPath::kReference) {
+    reference(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  gemm_blocked(kernel_for<T>(path), trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace
+
+GemmPath set_gemm_path(GemmPath path) {
+  TG_CHECK(gemm_path_supported(path), ValueError, "set_gemm_path: {} is not supported here",
+           gemm_path_name(path));
+  return forced_path.exchange(path);
+}
+
+bool gemm_path_supported(GemmPath path) {
+#if !(defined(__x86_64__))
+  if (path == GemmPath::kAvx2 || path == GemmPath::kAvx512) return false;
+#endif
+  return cpu_has(path);
+}
+
+GemmPath best_gemm_path() {
+  static const GemmPath best = cpu_has(GemmPath::kAvx512) ? GemmPath::kAvx512
+                               : cpu_has(GemmPath::kAvx2) ? GemmPath::kAvx2
+                                                          : GemmPath::kPortable;
+  return best;
+}
+
+const char* gemm_path_name(GemmPath path) {
+  switch (path) {
+    case GemmPath::kAuto: return "auto";
+    case GemmPath::kReference: return "reference";
+    case GemmPath::kPortable: return "portable";
+    case GemmPath::kAvx2: return "avx2";
+    case GemmPath::kAvx512: return "avx512";
+  }
+  return "?";
+}
+
+}  // namespace detail
+
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  detail::gemm_dispatch(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+          const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
+          int64_t ldc) {
+  detail::gemm_dispatch(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace tg
+
+namespace tg {
+
+void gemm_reference(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                    const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                    int64_t ldc) {
+  detail::reference(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void gemm_reference(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                    const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
+                    double* c, int64_t ldc) {
+  detail::reference(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace tg
