@@ -19,7 +19,11 @@
 // Backward needs x (for dW) and W (for dx), not y and not b.
 #include "ops/linear.h"
 
+#include <algorithm>
+
 #include "ops/elementwise.h"
+#include "ops/gemm.h"
+#include "ops/reference_kernels.h"
 
 namespace tg {
 namespace {
@@ -62,6 +66,35 @@ void linear_backward_kernel(const C* dy, const C* x, const C* w, C* dx, C* dw, C
         C* dw_row = dw + o * in;
         for (int64_t i = 0; i < in; ++i) dw_row[i] += g * x_row[i];
       }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- fast kernels
+// The same three products through the blocked gemm (ops/gemm.h), which reads W^T and dy^T
+// in place: y = x W^T is the NT case, dx = dy W is NN, dW = dy^T x is TN. Used unless the
+// reference kernels are switched on (ops/reference_kernels.h). Outputs need no zeroing.
+
+/// y = x W^T + b: y starts as b in every row, then gemm adds x W^T to it (beta = 1).
+template <class C>
+void linear_forward_fast(const C* x, const C* w, const C* b, C* y, int64_t n_rows, int64_t in,
+                         int64_t out) {
+  if (b != nullptr) {
+    for (int64_t n = 0; n < n_rows; ++n) std::copy(b, b + out, y + n * out);
+  }
+  gemm(false, true, n_rows, out, in, C(1), x, in, w, in, b != nullptr ? C(1) : C(0), y, out);
+}
+
+/// dx = dy W, dW = dy^T x, db = sum_n dy (each written, not accumulated); null skips one.
+template <class C>
+void linear_backward_fast(const C* dy, const C* x, const C* w, C* dx, C* dw, C* db, int64_t n_rows,
+                          int64_t in, int64_t out) {
+  if (dx != nullptr) gemm(false, false, n_rows, in, out, C(1), dy, out, w, in, C(0), dx, in);
+  if (dw != nullptr) gemm(true, false, out, in, n_rows, C(1), dy, out, x, in, C(0), dw, in);
+  if (db != nullptr) {
+    std::fill(db, db + out, C(0));
+    for (int64_t n = 0; n < n_rows; ++n) {
+      for (int64_t o = 0; o < out; ++o) db[o] += dy[n * out + o];
     }
   }
 }
@@ -122,8 +155,9 @@ struct Linear : Function<Linear> {
     Tensor y = empty(y_shape, ct);
     visit_dtype(ct, [&]<class C>() {
       if constexpr (std::is_floating_point_v<C>) {
-        linear_forward_kernel(xc.data<C>(), wc.data<C>(), b.defined() ? bc.data<C>() : nullptr,
-                              y.data<C>(), n_rows, in, out);
+        const auto kernel = reference_kernels() ? linear_forward_kernel<C> : linear_forward_fast<C>;
+        kernel(xc.data<C>(), wc.data<C>(), b.defined() ? bc.data<C>() : nullptr, y.data<C>(),
+               n_rows, in, out);
       }
     });
     ctx.state.has_bias = b.defined();
@@ -140,14 +174,17 @@ struct Linear : Function<Linear> {
     const bool need_x = ctx.needs_input_grad(0), need_w = ctx.needs_input_grad(1);
     const bool need_b = ctx.state.has_bias && ctx.needs_input_grad(2);
     const Tensor dy = prepared(g[0], ct), xc = prepared(x, ct), wc = prepared(w, ct);
-    Tensor dx = need_x ? zeros(x.shape(), ct) : Tensor();
-    Tensor dw = need_w ? zeros(w.shape(), ct) : Tensor();
-    Tensor db = need_b ? zeros({out}, ct) : Tensor();
+    // The reference kernel accumulates into zeros; the fast one writes every element.
+    const bool reference = reference_kernels();
+    auto make = [&](bool needed, const Shape& shape) {
+      return !needed ? Tensor() : reference ? zeros(shape, ct) : empty(shape, ct);
+    };
+    Tensor dx = make(need_x, x.shape()), dw = make(need_w, w.shape()), db = make(need_b, {out});
     visit_dtype(ct, [&]<class C>() {
       if constexpr (std::is_floating_point_v<C>) {
-        linear_backward_kernel(dy.data<C>(), xc.data<C>(), wc.data<C>(),
-                               need_x ? dx.data<C>() : nullptr, need_w ? dw.data<C>() : nullptr,
-                               need_b ? db.data<C>() : nullptr, n_rows, in, out);
+        const auto kernel = reference ? linear_backward_kernel<C> : linear_backward_fast<C>;
+        kernel(dy.data<C>(), xc.data<C>(), wc.data<C>(), need_x ? dx.data<C>() : nullptr,
+               need_w ? dw.data<C>() : nullptr, need_b ? db.data<C>() : nullptr, n_rows, in, out);
       }
     });
     const DType dt = x.dtype();

@@ -16,6 +16,8 @@
 #include "ops/matmul.h"
 
 #include "ops/elementwise.h"
+#include "ops/gemm.h"
+#include "ops/reference_kernels.h"
 
 namespace tg {
 namespace {
@@ -56,13 +58,77 @@ Shape with_matrix(Shape batch, int64_t rows, int64_t cols) {
   return batch;
 }
 
+// ---------------------------------------------------------------- fast path
+/// One operand as the fast kernel reads it: element (s, i, j) of the (batch..., rows, cols)
+/// tensor is at base[batch_offset(s) + i * ld + j], or base[... + j * ld + i] if `trans`.
+/// A transposed view (b.t() in backward) is read in place; anything else is copied.
+struct GemmOperand {
+  Tensor t;  // keeps the data alive; shape (batch..., rows, cols)
+  bool trans = false;
+  int64_t ld = 0;
+};
+
+GemmOperand as_gemm_operand(Tensor t) {
+  const int64_t rows = t.size(-2), cols = t.size(-1);
+  const int64_t rs = t.stride(-2), cs = t.stride(-1);
+  if (rs >= 0 && (cs == 1 || cols == 1)) return {t, false, rows == 1 ? cols : rs};
+  if (cs >= 0 && (rs == 1 || rows == 1)) return {t, true, cols == 1 ? rows : cs};
+  t = t.contiguous();
+  return {t, false, cols};
+}
+
+/// Where batch element s (row-major over `batch`) of t starts, in elements.
+int64_t batch_offset(const Tensor& t, const Shape& batch, int64_t s) {
+  int64_t offset = 0;
+  for (size_t d = batch.size(); d-- > 0;) {
+    offset += (s % batch[d]) * t.stride(static_cast<int64_t>(d));
+    s /= batch[d];
+  }
+  return offset;
+}
+
+/// The same product as below through ops/gemm.h, one gemm call per batch element; a
+/// broadcast batch dim has stride 0 and is not copied.
+template <class C>
+void batched_gemm(const Tensor& ae, const Tensor& be, Tensor& out, const Shape& batch,
+                  int64_t count) {
+  const GemmOperand a = as_gemm_operand(ae), b = as_gemm_operand(be);
+  const int64_t n = out.size(-2), m = ae.size(-1), p = out.size(-1);
+  const C* a0 = a.t.data<C>();
+  const C* b0 = b.t.data<C>();
+  C* o0 = out.data<C>();
+  for (int64_t s = 0; s < count; ++s) {
+    gemm(a.trans, b.trans, n, p, m, C(1), a0 + batch_offset(a.t, batch, s), a.ld,
+         b0 + batch_offset(b.t, batch, s), b.ld, C(0), o0 + s * n * p, p);
+  }
+}
+
 /// a (..., n, m) @ b (..., m, p) -> (..., n, p), batch dims broadcast; shapes already
-/// checked. Runs the kernel on contiguous copies in the compute type (double for float64,
+/// checked. Unless the reference kernels are switched on, this runs the blocked gemm
+/// (ops/gemm.h) on the operands in place where their strides allow. The reference path runs
+/// the kernel on contiguous copies in the compute type (double for float64,
 /// float otherwise) and rounds once to the inputs' dtype at the end.
 Tensor batched_matmul(const Tensor& a, const Tensor& b) {
   const Shape batch = broadcast_shapes(batch_of(a.shape()), batch_of(b.shape()), "matmul");
   const int64_t n = a.size(-2), m = a.size(-1), p = b.size(-1);
   const DType ct = a.dtype() == kFloat64 ? kFloat64 : kFloat32;
+  int64_t count = 1;
+  for (int64_t d : batch) count *= d;
+  if (!reference_kernels()) {
+    auto view = [&](const Tensor& t, int64_t rows, int64_t cols) {
+      const Tensor e = t.expand(with_matrix(batch, rows, cols));
+      return e.dtype() == ct ? e : e.to(ct);
+    };
+    Tensor out = empty(with_matrix(batch, n, p), ct);
+    if (count > 0) {
+      visit_dtype(ct, [&]<class C>() {
+        if constexpr (std::is_floating_point_v<C>) {
+          batched_gemm<C>(view(a, n, m), view(b, m, p), out, batch, count);
+        }
+      });
+    }
+    return out.dtype() == a.dtype() ? out : out.to(a.dtype());
+  }
   // A broadcast batch dim is copied out here: the kernel sees `count` separate products.
   auto prepare = [&](const Tensor& t, int64_t rows, int64_t cols) {
     const Tensor e = t.expand(with_matrix(batch, rows, cols));
@@ -70,8 +136,6 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b) {
   };
   const Tensor ac = prepare(a, n, m), bc = prepare(b, m, p);
   Tensor out = zeros(with_matrix(batch, n, p), ct);
-  int64_t count = 1;
-  for (int64_t d : batch) count *= d;
   visit_dtype(ct, [&]<class C>() {
     if constexpr (std::is_floating_point_v<C>) {
       matmul_kernel(ac.data<C>(), bc.data<C>(), out.data<C>(), count, n, m, p);
