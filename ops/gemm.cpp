@@ -4,14 +4,17 @@
 // multiplication"): C (m, n) += op(A) (m, k) op(B) (k, n) is cut three ways so that each
 // piece of data sits in the cache level where it is reused most.
 //
-//   for jc over n in steps of NC:            B block (KC x NC) ........ L3 / memory
+//   for ic over m in steps of MC:
 //     for pc over k in steps of KC:
-//       pack op(B)[pc.., jc..] into NR-column panels
-//       for ic over m in steps of MC:        A block (MC x KC) ........ L2
-//         pack op(A)[ic.., pc..] into MR-row panels
-//         for jr over the block's columns in steps of NR:   B panel (KC x NR) ... L1
-//           for ir over the block's rows in steps of MR:
+//       pack op(A)[ic.., pc..] into MR-row panels        A block (MC x KC) .... L3 / memory
+//       for jc over n in steps of NC:
+//         pack op(B)[pc.., jc..] into NR-column panels   B block (KC x NC) .... L2
+//         for ir over the block's rows in steps of MR:   A panel (MR x KC) .... L1
+//           for jr over the block's columns in steps of NR:
 //             micro-kernel: an MR x NR tile of C, kept in registers for all KC steps
+//
+// (This is BLIS's order for a column-major C^T = B^T A^T: the panel whose values the
+// kernel broadcasts stays in L1, the one it loads as vectors streams from L2.)
 //
 // Packing copies each panel into the order the micro-kernel reads it (one column of the A
 // panel, then one row of the B panel, per step of p) and pads the ragged edge with zeros;
@@ -89,25 +92,24 @@ constexpr int kMaxTile = 16 * 32;  // the largest mr * nr of any kernel
 
 template <class T>
 Kernel<T> kernel_for(GemmPath path) {
-  // KC: a KC x NR panel of B fills about half of L1 (48 KiB); MC: the MC x KC block of A
-  // a fraction of L2 (2 MiB); NC: a KC x NC block of B a few MiB.
+  // KC: the MR x KC micro-panel of A stays in L1 (48 KiB) while the kernel sweeps across
+  // the B block; NC: the KC x NC block of B stays in L2 (2 MiB), about 0.7 MiB of it;
+  // MC: the MC x KC block of A, packed once per KC step, a few MiB (L3 or memory).
+  constexpr int64_t kMc = 2520, kNc = 480;  // multiples of every MR (4, 6, 12, 14) and NR
 #if defined(__x86_64__)
   if constexpr (sizeof(T) == 4) {
     if (path == GemmPath::kAvx512)
-      return {kAvx512MrF32,      kAvx512NrF32,       384,
-              16 * kAvx512MrF32, 128 * kAvx512NrF32, gemm_micro_avx512_f32};
+      return {kAvx512MrF32, kAvx512NrF32, 384, kMc, kNc, gemm_micro_avx512_f32};
     if (path == GemmPath::kAvx2)
-      return {kAvx2MrF32, kAvx2NrF32, 256, 32 * kAvx2MrF32, 256 * kAvx2NrF32, gemm_micro_avx2_f32};
+      return {kAvx2MrF32, kAvx2NrF32, 384, kMc, kNc, gemm_micro_avx2_f32};
   } else {
     if (path == GemmPath::kAvx512)
-      return {kAvx512MrF64,      kAvx512NrF64,       256,
-              16 * kAvx512MrF64, 128 * kAvx512NrF64, gemm_micro_avx512_f64};
+      return {kAvx512MrF64, kAvx512NrF64, 256, kMc, kNc / 2, gemm_micro_avx512_f64};
     if (path == GemmPath::kAvx2)
-      return {kAvx2MrF64, kAvx2NrF64, 256, 32 * kAvx2MrF64, 256 * kAvx2NrF64, gemm_micro_avx2_f64};
+      return {kAvx2MrF64, kAvx2NrF64, 256, kMc, kNc / 2, gemm_micro_avx2_f64};
   }
 #endif
-  return {kPortableMr,      kPortableNr,       256,
-          32 * kPortableMr, 256 * kPortableNr, gemm_micro_portable<T>};
+  return {kPortableMr, kPortableNr, 256, kMc, kNc / 2, gemm_micro_portable<T>};
 }
 
 // ---------------------------------------------------------------- packing
@@ -196,21 +198,21 @@ void gemm_blocked(const Kernel<T>& kern, bool trans_a, bool trans_b, int64_t m, 
   T* a_pack = scratch<T>(0, static_cast<size_t>(mc_max * kc_max));
   T* b_pack = scratch<T>(1, static_cast<size_t>(nc_max * kc_max));
   alignas(64) T tile[kMaxTile];
-  for (int64_t jc = 0; jc < n; jc += kern.nc) {
-    const int64_t nc = std::min(kern.nc, n - jc);
+  for (int64_t ic = 0; ic < m; ic += kern.mc) {
+    const int64_t mc = std::min(kern.mc, m - ic);
     for (int64_t pc = 0; pc < k; pc += kern.kc) {
       const int64_t kc = std::min(kern.kc, k - pc);
       const T beta_block = pc == 0 ? beta : T(1);
-      pack_b(b + pc * b_rs + jc * b_cs, b_rs, b_cs, kc, nc, nr, b_pack);
-      for (int64_t ic = 0; ic < m; ic += kern.mc) {
-        const int64_t mc = std::min(kern.mc, m - ic);
-        pack_a(a + ic * a_rs + pc * a_cs, a_rs, a_cs, mc, kc, mr, a_pack);
-        for (int64_t jr = 0; jr < nc; jr += nr) {
-          const int64_t w = std::min<int64_t>(nr, nc - jr);
-          const T* bp = b_pack + jr * kc;
-          for (int64_t ir = 0; ir < mc; ir += mr) {
-            const int64_t h = std::min<int64_t>(mr, mc - ir);
-            const T* ap = a_pack + ir * kc;
+      pack_a(a + ic * a_rs + pc * a_cs, a_rs, a_cs, mc, kc, mr, a_pack);
+      for (int64_t jc = 0; jc < n; jc += kern.nc) {
+        const int64_t nc = std::min(kern.nc, n - jc);
+        pack_b(b + pc * b_rs + jc * b_cs, b_rs, b_cs, kc, nc, nr, b_pack);
+        for (int64_t ir = 0; ir < mc; ir += mr) {
+          const int64_t h = std::min<int64_t>(mr, mc - ir);
+          const T* ap = a_pack + ir * kc;
+          for (int64_t jr = 0; jr < nc; jr += nr) {
+            const int64_t w = std::min<int64_t>(nr, nc - jr);
+            const T* bp = b_pack + jr * kc;
             T* cp = c + (ic + ir) * ldc + jc + jr;
             if (h == mr && w == nr) {
               kern.fn(kc, ap, bp, cp, ldc, alpha, beta_block);

@@ -46,6 +46,12 @@ inline __attribute__((always_inline)) void micro(int64_t kc, const typename S::T
   using T = typename S::T;
   using V = typename S::V;
   constexpr int kLanes = static_cast<int>(sizeof(V) / sizeof(T));
+  // Ask for the C tile now, so that it is in L1 when the sum is done.
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    __builtin_prefetch(c + i * ldc, 1, 3);
+    __builtin_prefetch(c + i * ldc + 2 * kLanes - 1, 1, 3);
+  }
   V acc[MR][2];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = S::zero();

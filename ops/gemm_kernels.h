@@ -21,7 +21,7 @@ using GemmMicroKernel = void (*)(int64_t kc, const T* a, const T* b, T* c, int64
 
 // Tile shapes: NR is two vector registers wide; MR rows of accumulators leave room for the
 // two B vectors and the broadcast A value (AVX-512 has 32 registers, AVX2 has 16).
-inline constexpr int kAvx512MrF32 = 12, kAvx512NrF32 = 32;
+inline constexpr int kAvx512MrF32 = 14, kAvx512NrF32 = 32;
 inline constexpr int kAvx512MrF64 = 12, kAvx512NrF64 = 16;
 inline constexpr int kAvx2MrF32 = 6, kAvx2NrF32 = 16;
 inline constexpr int kAvx2MrF64 = 6, kAvx2NrF64 = 8;
