@@ -1,7 +1,9 @@
 // tests/ops/gemm_test.cpp — the blocked GEMM against the plain triple loop, on every path
 // this CPU supports, every transpose case, ragged sizes, strided leading dims, alpha/beta.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <limits>
 #include <random>
 
@@ -146,6 +148,14 @@ TEST(Gemm, ReferenceKernelSwitchSelectsThePlainLoop) {
   gemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c1.data(), n);
   gemm_reference(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c2.data(), n);
   EXPECT_EQ(std::memcmp(c1.data(), c2.data(), c1.size() * sizeof(float)), 0);
+}
+
+TEST(ReferenceKernels, SwitchStartsFromTheEnvironment) {
+  // CTest runs the ops and nn tests twice, the second time ("*.reference") with
+  // TAPEGRAD_REFERENCE_KERNELS=1: this proves that second run really is on the plain loops.
+  const char* value = std::getenv("TAPEGRAD_REFERENCE_KERNELS");
+  const bool expected = value != nullptr && std::string(value) == "1";
+  EXPECT_EQ(reference_kernels(), expected) << "TAPEGRAD_REFERENCE_KERNELS=" << (value ? value : "");
 }
 
 TEST(Gemm, SamePathIsBitIdenticalRunToRun) {
