@@ -3,9 +3,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <limits>
 #include <random>
+#include <string>
 
 #include "ops/gemm.h"
 #include "test_util.h"
