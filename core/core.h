@@ -9,6 +9,7 @@
 #include "core/generator.h"
 #include "core/gradcheck.h"
 #include "core/half.h"
+#include "core/parallel.h"
 #include "core/random.h"
 #include "core/safetensors.h"
 #include "core/shape.h"

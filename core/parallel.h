@@ -1,0 +1,56 @@
+// core/parallel.h — running a loop on several threads without changing its result.
+//
+// tapegrad's kernels split work by OUTPUT: a thread owns a contiguous range of output rows
+// (or GEMM tiles) and computes each of them exactly as a single thread would, in the same
+// order. No sum is ever split across threads, so every result is bit-identical for any
+// thread count, and from run to run. (Splitting a sum would be faster for a few shapes, but
+// (a + b) + (c + d) != ((a + b) + c) + d in floating point: results would change with the
+// machine.)
+//
+// The number of threads starts from the environment variable TAPEGRAD_NUM_THREADS, else the
+// number of processors, and can be changed at any time with tg::set_num_threads. The
+// threads are OpenMP's; a parallel_for inside another one runs serially.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace tg {
+
+/// Sets how many threads kernels may use (n >= 1).
+void set_num_threads(int n);
+
+/// How many threads kernels may use.
+int num_threads();
+
+/// Sets the thread count for the lifetime of the guard, then restores the previous one.
+class NumThreadsGuard {
+ public:
+  explicit NumThreadsGuard(int n) : previous_(num_threads()) { set_num_threads(n); }
+  ~NumThreadsGuard() { set_num_threads(previous_); }
+  NumThreadsGuard(const NumThreadsGuard&) = delete;
+  NumThreadsGuard& operator=(const NumThreadsGuard&) = delete;
+
+ private:
+  int previous_;
+};
+
+namespace detail {
+using RangeFn = void (*)(void* context, int64_t begin, int64_t end);
+void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, void* context);
+}  // namespace detail
+
+/// Calls body(begin, end) on contiguous pieces that together cover [0, n) exactly once,
+/// each piece on its own thread, and returns when all are done. A piece is never smaller
+/// than `grain` items (except when n itself is), so small loops stay on one thread: choose
+/// grain so that one piece is worth about 10 microseconds of work or more.
+template <class Body>
+void parallel_for(int64_t n, int64_t grain, Body&& body) {
+  using B = std::remove_reference_t<Body>;
+  detail::parallel_for_impl(
+      n, grain,
+      [](void* context, int64_t begin, int64_t end) { (*static_cast<B*>(context))(begin, end); },
+      const_cast<void*>(static_cast<const void*>(&body)));
+}
+
+}  // namespace tg
