@@ -29,7 +29,7 @@ namespace {
 
 struct Options {
   std::string workload;
-  int threads = 1;
+  int threads = 0;  // 0: tg::num_threads() (TAPEGRAD_NUM_THREADS, else one per processor)
   int epochs = 5;
   int steps = 20;
 };
@@ -314,19 +314,16 @@ int main(int argc, char** argv) {
   app.add_option("workload", opt.workload, "mlp, lm, ops, overhead, core, or gemm")
       ->required()
       ->check(CLI::IsMember({"mlp", "lm", "ops", "overhead", "core", "gemm"}));
-  app.add_option("--threads", opt.threads, "worker threads")->check(CLI::PositiveNumber);
+  app.add_option("--threads", opt.threads,
+                 "worker threads (default: TAPEGRAD_NUM_THREADS, else one per processor)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--epochs", opt.epochs, "epochs (mlp)")->check(CLI::PositiveNumber);
   app.add_option("--steps", opt.steps, "timed steps (lm)")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
-  if (opt.threads != 1) {
-    std::fprintf(stderr,
-                 "tapegrad-bench: tapegrad is single-threaded until the performance "
-                 "work lands, so --threads must be 1 (got %d)\n",
-                 opt.threads);
-    return 2;
-  }
   try {
+    if (opt.threads == 0) opt.threads = tg::num_threads();
+    tg::set_num_threads(opt.threads);
     if (opt.workload == "core") {
       core_workload(opt);
       return 0;
