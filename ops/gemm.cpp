@@ -32,6 +32,7 @@
 #include <new>
 
 #include "core/error.h"
+#include "core/parallel.h"
 #include "ops/gemm_kernels.h"
 #include "ops/reference_kernels.h"
 
@@ -234,6 +235,44 @@ void gemm_blocked(const Kernel<T>& kern, bool trans_a, bool trans_b, int64_t m, 
   }
 }
 
+// ---------------------------------------------------------------- threads
+// Threads share out C, never a sum: each thread runs the blocked loop above on its own
+// slab of rows (or of columns) of C, packing its own panels. A slab starts at a multiple of
+// MR (or NR), so C is cut into exactly the tiles one thread would use, each summed over the
+// same KC blocks in the same order: the result is bit-identical for any thread count.
+//
+// Which way to cut? Every thread packs the whole of the operand it does not cut: cutting
+// the rows of C makes each thread pack all of op(B) (k x n), cutting the columns all of
+// op(A) (m x k). So cut the longer side, and the smaller operand is the one packed twice.
+constexpr int64_t kMinMacsPerThread = int64_t{1} << 19;  // ~10 us of work at ~50 GFLOP/s
+
+template <class T>
+void gemm_threaded(const Kernel<T>& kern, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                   int64_t k, T alpha, const T* a, int64_t lda, const T* b, int64_t ldb, T beta,
+                   T* c, int64_t ldc) {
+  if (m <= 0 || n <= 0 || k <= 0) {
+    gemm_blocked(kern, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  const bool cut_rows = m >= n;
+  const int64_t step = cut_rows ? kern.mr : kern.nr;  // a slab is a whole number of tiles
+  const int64_t units = ((cut_rows ? m : n) + step - 1) / step;
+  const int64_t macs_per_unit = step * (cut_rows ? n : m) * k;
+  const int64_t grain = std::max<int64_t>(1, kMinMacsPerThread / macs_per_unit);
+  parallel_for(units, grain, [&](int64_t begin, int64_t end) {
+    const int64_t lo = begin * step, hi = std::min(end * step, cut_rows ? m : n);
+    if (cut_rows) {  // rows lo..hi of C come from rows lo..hi of op(A)
+      const T* a_slab = a + lo * (trans_a ? 1 : lda);
+      gemm_blocked(kern, trans_a, trans_b, hi - lo, n, k, alpha, a_slab, lda, b, ldb, beta,
+                   c + lo * ldc, ldc);
+    } else {  // columns lo..hi of C come from columns lo..hi of op(B)
+      const T* b_slab = b + lo * (trans_b ? ldb : 1);
+      gemm_blocked(kern, trans_a, trans_b, m, hi - lo, k, alpha, a, lda, b_slab, ldb, beta, c + lo,
+                   ldc);
+    }
+  });
+}
+
 // ---------------------------------------------------------------- dispatch
 std::atomic<GemmPath> forced_path{GemmPath::kAuto};
 
@@ -256,7 +295,8 @@ void gemm_dispatch(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
     reference(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
-  gemm_blocked(kernel_for<T>(path), trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  gemm_threaded(kernel_for<T>(path), trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                ldc);
 }
 
 }  // namespace

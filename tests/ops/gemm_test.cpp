@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "core/parallel.h"
 #include "ops/gemm.h"
 #include "test_util.h"
 
@@ -173,6 +174,51 @@ TEST(Gemm, SamePathIsBitIdenticalRunToRun) {
       gemm(false, true, m, n, k, 1.0f, a.data(), k, b.data(), k, 0.0f, again.data(), n);
       EXPECT_EQ(std::memcmp(first.data(), again.data(), first.size() * sizeof(float)), 0)
           << detail::gemm_path_name(path);
+    }
+  }
+}
+
+TEST(Gemm, AnyThreadCountGivesBitIdenticalResults) {
+  // Big enough to be shared out: (301, 97) cuts the rows of C, (45, 1000) the columns;
+  // 301 and 1000 are no multiple of any tile, so slabs end in ragged tiles.
+  const int64_t shapes[][3] = {{301, 97, 700}, {45, 1000, 300}};
+  for (GemmPath path : supported_paths()) {
+    PathGuard guard(path);
+    for (const auto& s : shapes) {
+      for (bool ta : {false, true}) {
+        for (bool tb : {false, true}) {
+          const int64_t m = s[0], n = s[1], k = s[2], pad = 3;
+          const int64_t lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
+          std::vector<float> a((ta ? k : m) * lda), b((tb ? n : k) * ldb), c0(m * ldc);
+          std::mt19937 rng(11);
+          std::normal_distribution<float> normal;
+          for (auto* v : {&a, &b, &c0}) {
+            for (float& x : *v) x = normal(rng);
+          }
+          auto run = [&](int threads) {
+            NumThreadsGuard t(threads);
+            std::vector<float> c = c0;
+            gemm(ta, tb, m, n, k, 0.75f, a.data(), lda, b.data(), ldb, 1.5f, c.data(), ldc);
+            return c;
+          };
+          const std::vector<float> one = run(1);
+          for (int threads : {2, 3}) {
+            EXPECT_EQ(std::memcmp(one.data(), run(threads).data(), one.size() * sizeof(float)), 0)
+                << detail::gemm_path_name(path) << " ta=" << ta << " tb=" << tb << " m=" << m
+                << " n=" << n << ": " << threads << " threads differ from 1";
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Gemm, ThreadedCallsPassTheSameChecks) {
+  NumThreadsGuard threads(2);
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      check_case<float>({ta, tb, 301, 97, 700, /*pad=*/2, /*alpha=*/1.0, /*beta=*/0.5});
+      check_case<double>({ta, tb, 45, 1000, 300});
     }
   }
 }
