@@ -6,6 +6,8 @@
 # stops and prints the exact command to run.
 #   scripts/setup.sh          build + test dependencies
 #   scripts/setup.sh --dev    also clang-format (the formatting check in .ci/run)
+#   scripts/setup.sh --bench  also what the side-by-side benchmarks compare against:
+#                             PyTorch (python3-torch), OpenBLAS, and GNU time for peak memory
 set -euo pipefail
 
 # The last two are data: the word list tiny_lm learns from by default, and the images of
@@ -15,8 +17,10 @@ packages=(g++ cmake ninja-build pkg-config libfmt-dev libgtest-dev libgmock-dev
           wamerican dataset-fashion-mnist)
 if [[ "${1:-}" == "--dev" ]]; then
   packages+=(clang-format)
+elif [[ "${1:-}" == "--bench" ]]; then
+  packages+=(python3-torch python3-numpy libopenblas-dev time)
 elif [[ $# -gt 0 ]]; then
-  echo "setup.sh: unknown argument '$1' (the only option is --dev)" >&2
+  echo "setup.sh: unknown argument '$1' (the options are --dev and --bench)" >&2
   exit 2
 fi
 
