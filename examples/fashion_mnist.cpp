@@ -16,9 +16,9 @@
 // After every epoch it measures the accuracy on the test set and saves a checkpoint. Five
 // epochs reach 87.9% on average: over seeds 0-19, 87.2% to 88.5%, 88.0% or more for 9 of
 // the 20 (seed 0: 87.8%). PyTorch with the same settings: 87.8% on average, 87.3% to 88.3%
-// (docs/performance.md has the sweep and its commands). Ctrl-C saves a checkpoint and exits cleanly; --resume continues
-// bit-identically, even from the middle of an epoch. In DIR it leaves checkpoint.safetensors,
-// metrics.csv and loss.svg.
+// (docs/performance.md has the sweep and its commands). Ctrl-C saves a checkpoint and exits
+// cleanly; --resume continues bit-identically, even from the middle of an epoch. In DIR it leaves
+// checkpoint.safetensors, metrics.csv and loss.svg.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -102,7 +102,8 @@ int run(const Args& a) {
                             .json = a.json,
                             .log_every = 100,
                             .unit = "img",
-                            .eval_columns = {"test_accuracy", "epoch_seconds"}});
+                            .eval_columns = {"test_accuracy", "epoch_seconds"},
+                            .resumed_at_step = a.resume ? step : -1});
   log.note(
       fmt::format("fashion_mnist: {} training and {} test images, {} parameters, "
                   "{} epochs of {} batches of {}",

@@ -205,7 +205,8 @@ int train(const TrainArgs& a) {
                             .json = a.json,
                             .log_every = 50,
                             .unit = "tok",
-                            .eval_columns = {"val_loss", "bigram_val_loss"}});
+                            .eval_columns = {"val_loss", "bigram_val_loss"},
+                            .resumed_at_step = a.resume ? step : -1});
   const std::vector<int64_t> val_ids = head_ids(data.split("val"), a.eval_tokens);
   const double bigram = bigram_loss(data.split("train"), val_ids, tok.vocab_size(), a.context);
   log.note(

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "core/error.h"
@@ -23,6 +24,13 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 /// A CSV cell: empty for "no value" (NaN), else the shortest text that reads back exactly.
 std::string cell(double v) { return std::isnan(v) ? "" : fmt::format("{}", v); }
 
+/// A cell of metrics.csv back to a number: NaN for an empty or unreadable cell.
+double number(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  return text.empty() || *end != '\0' ? std::nan("") : v;
+}
+
 }  // namespace
 
 std::string format_duration(double seconds) {
@@ -38,13 +46,64 @@ RunLog::RunLog(RunLogOptions options) : options_(std::move(options)) {
   std::error_code ec;
   std::filesystem::create_directories(options_.out_dir, ec);
   TG_CHECK(!ec, Error, "RunLog: cannot create '{}': {}", options_.out_dir, ec.message());
-  csv_ = std::fopen(csv_path().c_str(), "w");
-  TG_CHECK(csv_ != nullptr, Error, "RunLog: cannot write '{}'", csv_path());
-  std::fputs("step,loss,lr,grad_norm", csv_);
-  for (const std::string& c : options_.eval_columns) std::fprintf(csv_, ",%s", c.c_str());
-  std::fputs(",elapsed_s\n", csv_);
+  std::string header = "step,loss,lr,grad_norm";
+  for (const std::string& c : options_.eval_columns) header += "," + c;
+  header += ",elapsed_s\n";
+  if (options_.resumed_at_step >= 0) {
+    keep_rows_up_to(options_.resumed_at_step, header);
+  } else {
+    csv_ = std::fopen(csv_path().c_str(), "w");
+    TG_CHECK(csv_ != nullptr, Error, "RunLog: cannot write '{}'", csv_path());
+    std::fputs(header.c_str(), csv_);
+  }
   bar_ = !options_.json && !options_.force_plain && isatty(STDOUT_FILENO) != 0;
   start_ = last_draw_ = Clock::now();
+}
+
+// A resumed run continues the metrics of the run it resumes: rows up to the checkpoint's
+// step are kept (a run killed after its last checkpoint wrote rows past it, which the
+// resumed run is about to write again), their losses go back into the loss curve, and
+// elapsed_s carries on from the last kept row.
+void RunLog::keep_rows_up_to(int64_t step, const std::string& header) {
+  std::string kept = header;
+  if (std::FILE* old = std::fopen(csv_path().c_str(), "r")) {
+    char line[4096];
+    bool first = true;
+    while (std::fgets(line, sizeof line, old) != nullptr) {
+      const std::string row = line;
+      if (first) {  // another run's columns: keep nothing
+        first = false;
+        if (row != header) break;
+        continue;
+      }
+      std::vector<std::string> cells;
+      for (size_t begin = 0;;) {
+        const size_t comma = row.find(',', begin);
+        cells.push_back(row.substr(begin, comma == std::string::npos ? comma : comma - begin));
+        if (comma == std::string::npos) break;
+        begin = comma + 1;
+      }
+      if (cells.size() != 5 + options_.eval_columns.size()) continue;  // a torn last line
+      const double row_step = number(cells[0]);
+      if (!(row_step >= 1 && row_step <= static_cast<double>(step))) continue;
+      kept += row;
+      if (!std::isnan(number(cells[1]))) {  // an eval row has no loss
+        loss_steps_.push_back(row_step);
+        losses_.push_back(number(cells[1]));
+      }
+      if (!options_.eval_columns.empty() && !std::isnan(number(cells[4]))) {
+        eval_steps_.push_back(row_step);
+        eval_values_.push_back(number(cells[4]));
+      }
+      const double elapsed = number(cells.back().substr(0, cells.back().find('\n')));
+      if (!std::isnan(elapsed)) elapsed_before_ = elapsed;
+    }
+    std::fclose(old);
+  }
+  csv_ = std::fopen(csv_path().c_str(), "w");
+  TG_CHECK(csv_ != nullptr, Error, "RunLog: cannot write '{}'", csv_path());
+  std::fputs(kept.c_str(), csv_);
+  std::fflush(csv_);
 }
 
 RunLog::~RunLog() {
@@ -60,7 +119,7 @@ void RunLog::write_row(int64_t step, double loss, double lr, double grad_norm,
   for (size_t i = 0; i < options_.eval_columns.size(); ++i) {
     row += "," + (evals != nullptr ? cell((*evals)[i]) : std::string());
   }
-  row += fmt::format(",{:.3f}\n", elapsed_s());
+  row += fmt::format(",{:.3f}\n", elapsed_before_ + elapsed_s());
   std::fputs(row.c_str(), csv_);
   std::fflush(csv_);  // a killed run keeps every row written so far
 }

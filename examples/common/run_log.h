@@ -28,6 +28,9 @@ struct RunLogOptions {
   std::string unit = "samples";                ///< what `items` counts, for the throughput
   std::vector<std::string> eval_columns = {};  ///< e.g. {"val_loss"}; the first one is plotted
   bool force_plain = false;                    ///< never draw the bar (tests)
+  /// A resumed run: >= 0 keeps the rows of an existing metrics.csv up to this step (the
+  /// checkpoint's) and appends after them; -1 starts a new file.
+  int64_t resumed_at_step = -1;
 };
 
 class RunLog {
@@ -56,12 +59,14 @@ class RunLog {
                  const std::vector<double>* evals);
   void draw_bar(int64_t step, double loss);
   void end_bar();
+  void keep_rows_up_to(int64_t step, const std::string& header);
 
   RunLogOptions options_;
   std::FILE* csv_ = nullptr;
   bool bar_ = false;       // drawing a progress bar (stdout is a terminal, not --json)
   bool bar_open_ = false;  // the cursor sits at the end of a bar line
   std::chrono::steady_clock::time_point start_, last_draw_;
+  double elapsed_before_ = 0;  // seconds of the run(s) this one resumes
   int64_t items_ = 0;
   double last_loss_ = 0, last_lr_ = 0, last_grad_norm_ = 0;
   int64_t last_step_ = 0;

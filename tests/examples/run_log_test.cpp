@@ -73,6 +73,55 @@ TEST(RunLogTest, PlainModeWritesCsvRowsAndPeriodicLines) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(RunLogTest, ResumedRunKeepsTheRowsUpToItsCheckpoint) {
+  const std::string dir = temp_dir("resume");
+  auto run = [&](int64_t resumed_at, int64_t first, int64_t last, double loss) {
+    RunLog log({.out_dir = dir,
+                .total_steps = 4,
+                .eval_columns = {"val_loss"},
+                .force_plain = true,
+                .resumed_at_step = resumed_at});
+    for (int64_t s = first; s <= last; ++s) {
+      log.step(s, loss, 0.1, 1.0, 10);
+      if (s % 2 == 0) log.eval(s, {loss + 1});
+    }
+  };
+  ::testing::internal::CaptureStdout();
+  run(-1, 1, 3, 5.0);  // killed after step 3, but its last checkpoint was at step 2
+  {
+    std::ofstream torn(dir + "/metrics.csv", std::ios::app);
+    torn << "4,4.5,0.1";  // and it died while writing a row
+  }
+  run(2, 3, 4, 7.0);  // resumed from the checkpoint at step 2
+  ::testing::internal::GetCapturedStdout();
+  const std::vector<std::string> csv = lines_of(read_file(dir + "/metrics.csv"));
+  ASSERT_EQ(csv.size(), 7u) << read_file(dir + "/metrics.csv");
+  EXPECT_EQ(csv[0], "step,loss,lr,grad_norm,val_loss,elapsed_s");
+  EXPECT_THAT(csv[1], ::testing::StartsWith("1,5,"));
+  EXPECT_THAT(csv[2], ::testing::StartsWith("2,5,"));
+  EXPECT_THAT(csv[3], ::testing::StartsWith("2,,,,6,"));
+  EXPECT_THAT(csv[4], ::testing::StartsWith("3,7,"));  // step 3 again, from the resumed run
+  EXPECT_THAT(csv[5], ::testing::StartsWith("4,7,"));
+  EXPECT_THAT(csv[6], ::testing::StartsWith("4,,,,8,"));
+  // elapsed_s carries on from the kept rows
+  const auto elapsed = [](const std::string& row) {
+    return std::stod(row.substr(row.rfind(',') + 1));
+  };
+  EXPECT_GE(elapsed(csv[4]), elapsed(csv[3]));
+
+  // A file with other columns is not continued: the resumed run starts it afresh.
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/metrics.csv") << "step,accuracy\n1,0.5\n";
+  ::testing::internal::CaptureStdout();
+  run(1, 2, 2, 3.0);
+  ::testing::internal::GetCapturedStdout();
+  const std::vector<std::string> fresh = lines_of(read_file(dir + "/metrics.csv"));
+  ASSERT_EQ(fresh.size(), 3u);
+  EXPECT_THAT(fresh[1], ::testing::StartsWith("2,3,"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(RunLogTest, JsonModePrintsOnlyJsonObjects) {
   const std::string dir = temp_dir("json");
   ::testing::internal::CaptureStdout();
