@@ -1,6 +1,7 @@
 // bench/tapegrad_bench.cpp — tapegrad's side of the side-by-side benchmarks.
 //
 //   tapegrad-bench <mlp|lm|ops|overhead|core|gemm> [--threads N] [--epochs E] [--steps S]
+//                  [--d-model D] [--context T]
 //
 // Prints one JSON object per line in the format of ../shared/bench/README.md, with
 // "framework": "tapegrad-<version>", so its lines can sit next to those of
@@ -12,7 +13,10 @@
 // primitives and `gemm` the raw matrix multiply (ops/gemm.h) against the measured FMA peak
 // (neither has a PyTorch counterpart in the reference; bench/blas_gemm.cpp prints the same
 // gemm lines for OpenBLAS when it is installed). The lm line also reports the
-// peak resident memory of the process (max_rss_mb), which the reference does not.
+// peak resident memory of the process (max_rss_mb), which the reference does not, and its
+// d_model and context: --d-model and --context resize the lm model for the scaling sweep
+// of scripts/bench_scaling.sh (tests/reference/lm_scaling.py is PyTorch's side of it); the
+// defaults are the reference's workload.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -32,6 +36,8 @@ struct Options {
   int threads = 0;  // 0: tg::num_threads() (TAPEGRAD_NUM_THREADS, else one per processor)
   int epochs = 5;
   int steps = 20;
+  int64_t d_model = 128;  // lm only: heads stay 4, d_ff = 3 * d_model
+  int64_t context = 128;  // lm only: batch stays 16
 };
 
 void emit(nlohmann::json line, const Options& opt) {
@@ -274,16 +280,18 @@ void mlp_workload(const Options& opt) {
 
 // The "lm" workload: the reference's tiny pre-norm Transformer (vocab 128, context 128,
 // d_model 128, 4 layers, 4 heads, SwiGLU 384, no RoPE), batch 16 x 128 random tokens,
-// AdamW lr 3e-4; 5 warm-up steps, then the mean of --steps steps.
+// AdamW lr 3e-4; 5 warm-up steps, then the mean of --steps steps. --d-model D and
+// --context T resize it the way the scaling sweep does: SwiGLU width 3 * D (384 at 128),
+// still 4 layers and 4 heads, still batch 16, so a step sees 16 * T tokens.
 void lm_workload(const Options& opt) {
-  const int64_t V = 128, T = 128, B = 16;
+  const int64_t V = 128, T = opt.context, B = 16, D = opt.d_model;
   tg::Generator gen(0);
   tg::nn::TransformerLM model({.vocab_size = V,
                                .context_length = T,
-                               .d_model = 128,
+                               .d_model = D,
                                .n_layers = 4,
                                .n_heads = 4,
-                               .d_ff = 384},
+                               .d_ff = 3 * D},
                               gen);
   tg::nn::AdamW adamw(model.parameters(), {.lr = 3e-4});
   const tg::Tensor data = tg::randint(0, V, {opt.steps + 5, B, T + 1}, tg::kInt64, gen);
@@ -304,6 +312,8 @@ void lm_workload(const Options& opt) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   emit({{"workload", "tiny_lm_train_step"},
+        {"d_model", D},
+        {"context", T},
         {"params", model.num_parameters()},
         {"ms_per_step", round_to(dt * 1e3, 3)},
         {"tokens_per_s", round_to(double(B * T) / dt, 1)},
@@ -325,6 +335,10 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--epochs", opt.epochs, "epochs (mlp)")->check(CLI::PositiveNumber);
   app.add_option("--steps", opt.steps, "timed steps (lm)")->check(CLI::PositiveNumber);
+  app.add_option("--d-model", opt.d_model, "lm width, a multiple of the 4 heads (default 128)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--context", opt.context, "lm context length, batch stays 16 (default 128)")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
   try {
