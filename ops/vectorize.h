@@ -13,6 +13,7 @@
 //   - sum with kGroup independent partial sums (group_sum): a plain `s += t[i]` is one chain
 //     of dependent additions that may not be reordered (floating-point addition is not
 //     associative), so it cannot use vector lanes.
+//   - call exp_nonpositive instead of std::exp, which GCC cannot vectorise (a library call).
 // Everything here is plain C++: without -march=native (the sanitize preset) it still runs,
 // only narrower.
 #pragma once
@@ -108,6 +109,15 @@ inline F exp_nonpositive(F x) {
       std::bit_cast<F>(static_cast<Bits>((static_cast<Bits>(n) + kBias) << kMantissaBits));
   const F e = e_r * two_n;
   return x >= kLowest ? e : (x < kLowest ? F(0) : x);
+}
+
+/// sigmoid(v) = 1 / (1 + e^-v), computed like detail::sigmoid_value (ops/activation.h) from
+/// e^-|v|, which never overflows, but with exp_nonpositive so that loops over it vectorise:
+///   v >= 0:  1 / (1 + e^-v);   v < 0:  e^v / (1 + e^v)   (the same value, multiplied by e^v)
+template <class F>
+inline F sigmoid_vectorizable(F v) {
+  const F e = exp_nonpositive(v >= F(0) ? -v : v);
+  return (v >= F(0) ? F(1) : e) / (F(1) + e);
 }
 
 }  // namespace tg::detail
