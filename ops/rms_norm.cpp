@@ -21,6 +21,7 @@
 // overflows to inf and the whole row would come out as 0.
 #include "ops/rms_norm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -84,8 +85,8 @@ void rms_norm_backward_kernel(const F* dout, const F* x, const F* w, const F* rs
 //    depends on C alone. They differ from the plain left-to-right sums by rounding only.
 // 2. One sweep over memory, no zero fills: a row is read once from memory and its second
 //    look (the sum first, then the elementwise formula) hits the cache. dx is written (=),
-//    not accumulated into zeros; add_rms_norm's residual add and its backward's "+ dh_out"
-//    happen in the same sweep.
+//    not accumulated into zeros; add_rms_norm's residual add, its backward's "+ dh_out" and
+//    dw's partial sums happen in the same sweep.
 // 3. Threads over rows. Rows are independent, except that dw sums over all of them. That sum
 //    is not split by thread but by fixed blocks of kRowBlock rows: each block sums its rows,
 //    in order, into its own partial dw; then the partials are added in block order. The
