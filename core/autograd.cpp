@@ -9,6 +9,7 @@
 
 #include "core/broadcast.h"
 #include "core/factories.h"
+#include "core/parallel.h"
 #include "core/strided_loop.h"
 
 namespace tg {
@@ -34,8 +35,33 @@ void accumulate(Tensor& dst, const Tensor& src) {
   });
 }
 
+// d[i] += s[i] for i in [0, n): blocks of 16 with __restrict pointers, which GCC
+// vectorises at -O2 (ops/vector_math.h explains why), shared by threads in ranges. Each
+// element is one add, so the result is the same bits as the strided loops below.
+template <class T>
+void add_contiguous(T* d, const T* s, int64_t n) {
+  parallel_for(n, 1 << 16, [&](int64_t begin, int64_t end) {
+    T* __restrict dp = d + begin;
+    const T* __restrict sp = s + begin;
+    const int64_t m = end - begin;
+    int64_t i = 0;
+    for (; i + 16 <= m; i += 16) {
+      for (int64_t j = 0; j < 16; ++j) dp[i + j] += sp[i + j];
+    }
+    for (; i < m; ++i) dp[i] += sp[i];
+  });
+}
+
 // f64 accumulates in double; the loop above widens 16-bit types to float.
 void add_into(Tensor& dst, const Tensor& src) {
+  // The common case of big gradients: both contiguous float32 or float64, separate memory.
+  if (dst.dtype() == src.dtype() && (dst.dtype() == kFloat32 || dst.dtype() == kFloat64) &&
+      dst.is_contiguous() && src.is_contiguous() && dst.shape() == src.shape() &&
+      dst.storage() != src.storage()) {
+    if (dst.dtype() == kFloat32) add_contiguous(dst.data<float>(), src.data<float>(), dst.numel());
+    else add_contiguous(dst.data<double>(), src.data<double>(), dst.numel());
+    return;
+  }
   if (dst.dtype() == kFloat64) {
     double* d = dst.data<double>();
     const Tensor s = src.dtype() == kFloat64 ? src : src.to(kFloat64);
@@ -197,7 +223,9 @@ struct Engine {
         if (!grads[i].defined()) grads[i] = zeros(node->outputs[i].shape, node->outputs[i].dtype);
       }
 
+      offer_grad_destinations(*node, nodes, roots);
       std::vector<Tensor> input_grads = node->apply(grads);
+      take_delivered(*node, input_grads);
       check_input_grads(*node, input_grads);
 
       for (size_t i = 0; i < input_grads.size(); ++i) {
@@ -209,6 +237,50 @@ struct Engine {
       if (!retain_graph) node->release();
     }
     for (auto& [leaf, g] : leaf_grads) deliver_to_leaf(leaf, g.sum);
+  }
+
+  // Leaves reached through exactly one edge (or root) of this graph, counted the first time
+  // an op asks for a gradient destination (see Context::grad_destination).
+  std::unordered_map<const TensorImpl*, int> leaf_uses;
+  bool leaf_uses_counted = false;
+
+  // For an op that can add into a .grad itself: offer input i's leaf .grad when that gives
+  // the same sum as returning the gradient (one edge into the leaf, nothing that must see
+  // the gradient alone, a .grad with the input's layout).
+  void offer_grad_destinations(Node& node, const std::vector<std::shared_ptr<Node>>& nodes,
+                               const std::vector<Tensor>& roots) {
+    node.grad_destinations.clear();
+    if (!node.adds_into_grad() || capturing || anomaly_mode_enabled()) return;
+    if (!leaf_uses_counted) {
+      for (const auto& n : nodes) {
+        for (const Edge& e : n->next_edges) {
+          if (e.leaf) ++leaf_uses[e.leaf.get()];
+        }
+      }
+      for (const Tensor& r : roots) {
+        if (!r.grad_fn()) ++leaf_uses[r.impl()];
+      }
+      leaf_uses_counted = true;
+    }
+    node.grad_destinations.resize(node.next_edges.size());
+    for (size_t i = 0; i < node.next_edges.size(); ++i) {
+      const Edge& e = node.next_edges[i];
+      if (!e.leaf || !e.leaf->hooks.empty() || leaf_uses[e.leaf.get()] != 1) continue;
+      const Tensor g = Tensor(e.leaf).grad();
+      if (g.defined() && g.dtype() == node.inputs[i].dtype && g.shape() == node.inputs[i].shape &&
+          g.is_contiguous()) {
+        node.grad_destinations[i] = g;
+      }
+    }
+  }
+
+  // A gradient returned as its own destination is already in the leaf's .grad.
+  static void take_delivered(Node& node, std::vector<Tensor>& grads) {
+    for (size_t i = 0; i < node.grad_destinations.size() && i < grads.size(); ++i) {
+      const Tensor& d = node.grad_destinations[i];
+      if (d.defined() && grads[i].defined() && grads[i].impl() == d.impl()) grads[i] = Tensor();
+    }
+    node.grad_destinations.clear();
   }
 
   void check_input_grads(const Node& node, std::vector<Tensor>& grads) const {

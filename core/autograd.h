@@ -109,6 +109,11 @@ class Node {
   std::vector<TensorMeta> outputs;  ///< one per output
   /// Hooks on the gradient of output i, run before apply (register_hook, retain_grad).
   std::vector<std::pair<uint32_t, Hook>> pre_hooks;
+  /// Whether the op's backward can add its gradient straight into a leaf's .grad (see
+  /// Context::grad_destination); only then does the engine look for destinations.
+  virtual bool adds_into_grad() const { return false; }
+  /// Set by the engine around apply, one slot per input (see Context::grad_destination).
+  std::vector<Tensor> grad_destinations;
 
  protected:
   virtual void release_saved() = 0;
@@ -138,6 +143,11 @@ struct StateOf<Op> {
 Tensor detached_alias(const Tensor& t);
 /// Throws MisuseError naming `op` if `saved` was modified in place since `version`.
 void check_version(const Tensor& saved, uint64_t version, std::string_view op, size_t index);
+}  // namespace detail
+
+namespace detail {
+template <class Op>
+class FunctionNode;
 }  // namespace detail
 
 /// What a Function's forward hands to its backward, as in torch.autograd.Function:
@@ -176,9 +186,24 @@ class Context {
   /// Named, typed non-tensor values the backward needs (dims, scales, flags).
   State state{};
 
+  /// In backward, for an op that declares `static constexpr bool kAddsIntoGrad = true`:
+  /// the .grad that input i's gradient would be added into, when the backward may add into
+  /// it itself. Undefined otherwise; the engine offers it only when that is the same sum:
+  /// input i is a leaf whose .grad already exists (contiguous, of the input's shape and
+  /// dtype), this is the only edge into the leaf, and no hook, tg::grad capture or anomaly
+  /// check needs to see the gradient on its own. A backward that does the `+=` returns the
+  /// destination itself in slot i, which tells the engine the gradient is delivered.
+  /// Why: a big, mostly-zero gradient (an embedding table's) or one the op computes in a
+  /// single pass (cross-entropy's) then never needs a temporary the size of the input.
+  Tensor grad_destination(size_t i) const {
+    return destinations_ != nullptr && i < destinations_->size() ? (*destinations_)[i] : Tensor();
+  }
+
  private:
   template <class Op>
   friend struct Function;
+  template <class Op>
+  friend class detail::FunctionNode;
   struct Saved {
     Tensor tensor;
     uint64_t version;
@@ -187,6 +212,7 @@ class Context {
   std::string_view op_name_;
   std::vector<bool> needs_grad_;
   std::vector<Saved> saved_;
+  const std::vector<Tensor>* destinations_ = nullptr;  // set around backward only
 };
 
 namespace detail {
@@ -202,7 +228,16 @@ class FunctionNode final : public Node {
   FunctionNode(std::string_view name, Here where, Context<State>&& ctx)
       : Node(name, where), ctx_(std::move(ctx)) {}
   std::vector<Tensor> apply(const std::vector<Tensor>& grad_outputs) override {
+    struct Offer {  // the destinations are visible to this one backward call only
+      Context<State>& ctx;
+      ~Offer() { ctx.destinations_ = nullptr; }
+    } offer{ctx_};
+    ctx_.destinations_ = &grad_destinations;
     return Op::backward(ctx_, grad_outputs);
+  }
+  bool adds_into_grad() const override {
+    if constexpr (requires { Op::kAddsIntoGrad; }) return Op::kAddsIntoGrad;
+    else return false;
   }
   size_t saved_bytes() const override { return ctx_.saved_bytes(); }
 

@@ -22,13 +22,23 @@
 //   dx_j = (p_j - q_j) * dL / count             and a zero row where t is ignored.
 // The backward needs the logits (p comes from them) and lse: one number per row. No
 // (rows, C) probability tensor is kept between forward and backward.
+//
+// Fast kernels (used unless tg::reference_kernels()): the same math per row, vectorised
+// with ops/vector_math.h (exp without a library call, sums in lanes), rows shared between
+// threads (each row is computed whole by one thread, so results do not depend on the thread
+// count). The backward writes dx in one pass instead of zero-filling it and adding.
 #include "ops/cross_entropy.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/factories.h"
+#include "core/parallel.h"
 #include "ops/compute.h"
+#include "ops/reference_kernels.h"
+#include "ops/vector_math.h"
 
 namespace tg {
 namespace {
@@ -59,8 +69,10 @@ void cross_entropy_forward_kernel(const F* x, const int64_t* target, F* loss, F*
       loss[r] = 0;
       continue;
     }
-    const F nll = lse[r] - xr[target[r]];                 // -logp_t
-    const F smooth = static_cast<F>(C) * lse[r] - sum_x;  // -sum_c logp_c
+    const F nll = lse[r] - xr[target[r]];  // -logp_t
+    // -sum_c logp_c, only when it counts: a logit of -inf (a masked class) makes it +inf, and
+    // 0 * inf would turn a finite loss into NaN.
+    const F smooth = e > 0 ? static_cast<F>(C) * lse[r] - sum_x : F(0);
     loss[r] = (F(1) - e) * nll + e / static_cast<F>(C) * smooth;
   }
 }
@@ -81,6 +93,74 @@ void cross_entropy_backward_kernel(const F* x, const int64_t* target, const F* l
     for (int64_t c = 0; c < C; ++c) dxr[c] += (std::exp(xr[c] - lse[r]) - off) * w;
     dxr[target[r]] -= (F(1) - e) * w;  // q_t = (1 - e) + e / C
   }
+}
+
+// ---------------------------------------------------------------- fast kernels
+// The same contracts as the plain kernels above, except that the fast backward WRITES dx
+// (it needs no zero-filled buffer). Rows go to threads in contiguous ranges.
+
+/// Rows per thread piece: about 32k logits, i.e. tens of microseconds of work.
+int64_t rows_grain(int64_t C) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(C, 1)); }
+
+template <class F>
+void cross_entropy_forward_fast(const F* x, const int64_t* target, F* loss, F* lse, int64_t rows,
+                                int64_t C, int64_t ignore_index, F e) {
+  parallel_for(rows, rows_grain(C), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const F* xr = x + r * C;
+      F m = detail::row_max(xr, C);
+      if (m == -std::numeric_limits<F>::infinity()) m = 0;  // all -inf, as in the plain kernel
+      lse[r] = m + std::log(detail::row_sum_exp(xr, C, m));
+      if (target[r] == ignore_index) {
+        loss[r] = 0;
+        continue;
+      }
+      const F nll = lse[r] - xr[target[r]];
+      // The smoothing term reads the row once more (from cache), only when e > 0.
+      const F smooth = e > 0 ? static_cast<F>(C) * lse[r] - detail::row_sum(xr, C) : F(0);
+      loss[r] = (F(1) - e) * nll + e / static_cast<F>(C) * smooth;
+    }
+  });
+}
+
+/// dx for one row, written: dx_c = (exp(x_c - lse) - off) * w, then the target's extra
+/// -(1 - e) * w. Blocks of kLanes so the loop vectorises (see ops/vector_math.h).
+template <class F>
+TG_WIDE_VECTORS void cross_entropy_row_backward(const F* __restrict xr, F* __restrict dxr,
+                                                int64_t C, F lse, F off, F w) {
+  constexpr int64_t W = detail::kLanes<F>;
+  int64_t c = 0;
+  for (; c + W <= C; c += W) {
+    for (int64_t j = 0; j < W; ++j) dxr[c + j] = (detail::fast_exp(xr[c + j] - lse) - off) * w;
+  }
+  for (; c < C; ++c) dxr[c] = (detail::fast_exp(xr[c] - lse) - off) * w;
+}
+
+/// The fast backward, writing dx; or, with `accumulate`, adding it into dx (a leaf's .grad
+/// offered by the engine). Either way row r is first computed whole, target fix-up
+/// included, exactly as written in the first case, so .grad gets the same bits as from
+/// "write dx, then add it in" (up to the sign of a zero: a skipped ignored row adds nothing
+/// rather than +0).
+template <class F>
+void cross_entropy_backward_fast(const F* x, const int64_t* target, const F* lse, const F* dloss,
+                                 int64_t dloss_step, F factor, F* dx, int64_t rows, int64_t C,
+                                 int64_t ignore_index, F e, bool accumulate) {
+  const F off = e / static_cast<F>(C);
+  parallel_for(rows, rows_grain(C), [&](int64_t begin, int64_t end) {
+    std::vector<F> scratch(accumulate ? static_cast<size_t>(C) : 0);  // one row, in cache
+    for (int64_t r = begin; r < end; ++r) {
+      F* dxr = dx + r * C;
+      if (target[r] == ignore_index) {
+        if (!accumulate) std::fill(dxr, dxr + C, F(0));
+        continue;
+      }
+      F* row = accumulate ? scratch.data() : dxr;
+      const F w = dloss[r * dloss_step] * factor;
+      cross_entropy_row_backward(x + r * C, row, C, lse[r], off, w);
+      row[target[r]] -= (F(1) - e) * w;
+      if (accumulate) detail::row_add(dxr, row, C);
+    }
+  });
 }
 
 // ---------------------------------------------------------------- helpers
@@ -151,6 +231,7 @@ int64_t check_targets(const Tensor& t, int64_t C, int64_t ignore_index) {
 // ---------------------------------------------------------------- the Function
 struct CrossEntropy : Function<CrossEntropy> {
   static constexpr std::string_view kName = "cross_entropy";
+  static constexpr bool kAddsIntoGrad = true;  // see Context::grad_destination
   using State = CrossEntropyState;
 
   // forward: loss_r = (1 - e) * (lse_r - x_{r,t}) + (e / C) * (C * lse_r - sum_c x_{r,c})
@@ -168,9 +249,10 @@ struct CrossEntropy : Function<CrossEntropy> {
     const Reduction red = parse_reduction(o.reduction);
     visit_dtype(ct, [&]<class F>() {
       if constexpr (std::is_floating_point_v<F>) {
-        cross_entropy_forward_kernel(xc.data<F>(), tc.data<int64_t>(), loss.data<F>(),
-                                     lse.data<F>(), rows, C, o.ignore_index,
-                                     static_cast<F>(o.label_smoothing));
+        const auto kernel =
+            reference_kernels() ? cross_entropy_forward_kernel<F> : cross_entropy_forward_fast<F>;
+        kernel(xc.data<F>(), tc.data<int64_t>(), loss.data<F>(), lse.data<F>(), rows, C,
+               o.ignore_index, static_cast<F>(o.label_smoothing));
         if (red == Reduction::kNone) {
           out = loss;
           return;
@@ -198,18 +280,31 @@ struct CrossEntropy : Function<CrossEntropy> {
     const DType ct = lse.dtype();
     const int64_t C = logits.size(-1), rows = lse.numel();
     const Tensor xc = as_compute(logits, ct), gc = as_compute(g[0], ct);
-    Tensor dx = zeros(logits.shape(), ct);
+    const bool plain = reference_kernels();
+    // The fast kernel can add straight into logits.grad when the engine offers it (then no
+    // (rows, C) temporary is written and read again), else it writes a fresh dx.
+    const Tensor into = ctx.grad_destination(0);
+    const bool accumulate = !plain && into.defined() && into.dtype() == ct &&
+                            into.storage() != xc.storage() && into.storage() != gc.storage();
+    Tensor dx = accumulate ? into : plain ? zeros(logits.shape(), ct) : empty(logits.shape(), ct);
     visit_dtype(ct, [&]<class F>() {
       if constexpr (std::is_floating_point_v<F>) {
         const int64_t step = s.reduction == Reduction::kNone ? 1 : 0;
         // count = 0 under "mean" means every row is ignored: the factor is never used.
         const F factor =
             s.reduction == Reduction::kMean && s.count > 0 ? F(1) / static_cast<F>(s.count) : F(1);
-        cross_entropy_backward_kernel(xc.data<F>(), targets.data<int64_t>(), lse.data<F>(),
-                                      gc.data<F>(), step, factor, dx.data<F>(), rows, C,
-                                      s.ignore_index, static_cast<F>(s.label_smoothing));
+        if (plain) {
+          cross_entropy_backward_kernel(xc.data<F>(), targets.data<int64_t>(), lse.data<F>(),
+                                        gc.data<F>(), step, factor, dx.data<F>(), rows, C,
+                                        s.ignore_index, static_cast<F>(s.label_smoothing));
+        } else {
+          cross_entropy_backward_fast(
+              xc.data<F>(), targets.data<int64_t>(), lse.data<F>(), gc.data<F>(), step, factor,
+              dx.data<F>(), rows, C, s.ignore_index, static_cast<F>(s.label_smoothing), accumulate);
+        }
       }
     });
+    if (accumulate) return {into, Tensor()};  // already added into logits.grad
     return {round_to(dx, logits.dtype()), Tensor()};
   }
 };

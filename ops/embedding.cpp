@@ -15,13 +15,29 @@
 //
 // Bad ids are rejected before any read: an id is a memory address, and table + id * D with
 // id = -1 or V would read (and in the backward, write) outside the table.
+//
+// Fast kernels (used unless tg::reference_kernels()). The forward copies rows on several
+// threads (each output row is one copy). The backward cannot share the ids between threads:
+// two threads could add into the same table row at once, and the order of the additions
+// (so the rounding) would change with the thread count. Instead it first groups the ids by
+// table row (a counting sort, which keeps the ids of one row in their original order), then
+// shares the TABLE ROWS between threads: each row is the sum of its gradient rows, added in
+// id order, exactly as in the plain loop, and written once (zero for a row no id hits). No
+// zero-fill first, and when the table already has a .grad the engine lets the backward add
+// the sums straight into it (Context::grad_destination): then only the rows the ids hit
+// are touched, instead of a (V, D) temporary being written and added in.
 #include "ops/embedding.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "core/factories.h"
+#include "core/parallel.h"
 #include "ops/compute.h"
+#include "ops/reference_kernels.h"
+#include "ops/vector_math.h"
 
 namespace tg {
 namespace {
@@ -52,6 +68,87 @@ void embedding_backward_kernel(const int64_t* ids, const F* dout, F* dtable, int
   }
 }
 
+// ---------------------------------------------------------------- fast kernels
+/// Table rows (or output rows) per thread piece: about 16k elements of work.
+int64_t rows_grain(int64_t dim) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(dim, 1)); }
+
+template <class T>
+void embedding_forward_fast(const int64_t* ids, const T* table, T* out, int64_t n_ids,
+                            int64_t dim) {
+  if (dim == 0) return;
+  parallel_for(n_ids, rows_grain(dim), [&](int64_t begin, int64_t end) {
+    for (int64_t n = begin; n < end; ++n) {
+      std::memcpy(out + n * dim, table + ids[n] * dim, static_cast<size_t>(dim) * sizeof(T));
+    }
+  });
+}
+
+/// The ids grouped by table row: positions order[start[v]], ..., order[start[v + 1] - 1] are
+/// the n with ids[n] == v, in increasing n. A counting sort: count each row's ids, turn the
+/// counts into starts (a prefix sum), then drop each n into its row's next free place.
+struct IdsByRow {
+  std::vector<int64_t> start, order;
+};
+
+IdsByRow group_by_row(const int64_t* ids, int64_t n_ids, int64_t vocab) {
+  IdsByRow g;
+  g.start.assign(static_cast<size_t>(vocab) + 1, 0);
+  for (int64_t n = 0; n < n_ids; ++n) ++g.start[static_cast<size_t>(ids[n]) + 1];
+  for (int64_t v = 0; v < vocab; ++v) g.start[v + 1] += g.start[v];
+  std::vector<int64_t> next(g.start.begin(), g.start.end() - 1);
+  g.order.resize(static_cast<size_t>(n_ids));
+  for (int64_t n = 0; n < n_ids; ++n) g.order[static_cast<size_t>(next[ids[n]]++)] = n;
+  return g;
+}
+
+/// row = (or +=, with `accumulate`) dout[pos[0]] + dout[pos[1]] + ... + dout[pos[count-1]],
+/// added left to right as in the plain loop; columns in blocks of kLanes to vectorise.
+template <class F>
+TG_WIDE_VECTORS void sum_gradient_rows(F* __restrict row, const F* __restrict dout,
+                                       const int64_t* pos, int64_t count, int64_t dim,
+                                       bool accumulate) {
+  constexpr int64_t W = detail::kLanes<F>;
+  int64_t c = 0;
+  for (; c + W <= dim; c += W) {
+    F acc[W];
+    for (int64_t j = 0; j < W; ++j) acc[j] = dout[pos[0] * dim + c + j];
+    for (int64_t k = 1; k < count; ++k) {
+      for (int64_t j = 0; j < W; ++j) acc[j] += dout[pos[k] * dim + c + j];
+    }
+    if (accumulate) {
+      for (int64_t j = 0; j < W; ++j) row[c + j] += acc[j];
+    } else {
+      for (int64_t j = 0; j < W; ++j) row[c + j] = acc[j];
+    }
+  }
+  for (; c < dim; ++c) {
+    F acc = dout[pos[0] * dim + c];
+    for (int64_t k = 1; k < count; ++k) acc += dout[pos[k] * dim + c];
+    row[c] = accumulate ? row[c] + acc : acc;
+  }
+}
+
+/// dtable (V, D) = the scatter-add of dout by ids (every row written: zero where no id, or
+/// the padding row), or with `accumulate` += into an existing gradient (rows no id hits are
+/// left alone). Table rows are shared between threads.
+template <class F>
+void embedding_backward_fast(const int64_t* ids, const F* dout, F* dtable, int64_t n_ids,
+                             int64_t vocab, int64_t dim, int64_t padding_idx, bool accumulate) {
+  if (dim == 0) return;
+  const IdsByRow g = group_by_row(ids, n_ids, vocab);
+  parallel_for(vocab, rows_grain(dim), [&](int64_t begin, int64_t end) {
+    for (int64_t v = begin; v < end; ++v) {
+      const int64_t count = v == padding_idx ? 0 : g.start[v + 1] - g.start[v];
+      F* row = dtable + v * dim;
+      if (count > 0) {
+        sum_gradient_rows(row, dout, g.order.data() + g.start[v], count, dim, accumulate);
+      } else if (!accumulate) {
+        std::fill(row, row + dim, F(0));
+      }
+    }
+  });
+}
+
 // ---------------------------------------------------------------- helpers
 /// Where element number `flat` of a tensor of `shape` sits: "(1, 0)"; "()" for a 0-d tensor.
 std::string position(const Shape& shape, int64_t flat) {
@@ -77,6 +174,7 @@ void check_ids(const Tensor& ids, int64_t vocab) {
 // ---------------------------------------------------------------- Function
 struct Embedding : Function<Embedding> {
   static constexpr std::string_view kName = "embedding";
+  static constexpr bool kAddsIntoGrad = true;  // see Context::grad_destination
   struct State {
     Shape table_shape;         // (V, D)
     DType dtype = kFloat32;    // the table's
@@ -111,7 +209,9 @@ struct Embedding : Function<Embedding> {
     Tensor out = empty(out_shape, table.dtype());
     const Tensor tc = table.contiguous();
     visit_dtype(table.dtype(), [&]<class T>() {
-      embedding_forward_kernel(idc.data<int64_t>(), tc.data<T>(), out.data<T>(), idc.numel(), dim);
+      const auto kernel =
+          reference_kernels() ? embedding_forward_kernel<T> : embedding_forward_fast<T>;
+      kernel(idc.data<int64_t>(), tc.data<T>(), out.data<T>(), idc.numel(), dim);
     });
     ctx.save_for_backward(idc);  // the ids only: the table's values are not needed
     ctx.state = {table.shape(), table.dtype(), pad};
@@ -133,13 +233,26 @@ struct Embedding : Function<Embedding> {
       c.copy_(dout);
       dout = c;
     }
-    Tensor dtable = zeros(s.table_shape, ct);
+    const bool plain = reference_kernels();
+    // The fast kernel adds into table.grad when the engine offers it (float32/float64
+    // tables: the gradient is in the compute type), else it writes every row of a new dtable.
+    const Tensor into = ctx.grad_destination(1);
+    const bool accumulate =
+        !plain && into.defined() && into.dtype() == ct && into.storage() != dout.storage();
+    Tensor dtable = accumulate ? into : plain ? zeros(s.table_shape, ct) : empty(s.table_shape, ct);
     visit_dtype(ct, [&]<class F>() {
       if constexpr (std::is_floating_point_v<F>) {
-        embedding_backward_kernel(ids.data<int64_t>(), dout.data<F>(), dtable.data<F>(),
-                                  ids.numel(), s.table_shape[1], s.padding_idx);
+        if (plain) {
+          embedding_backward_kernel(ids.data<int64_t>(), dout.data<F>(), dtable.data<F>(),
+                                    ids.numel(), s.table_shape[1], s.padding_idx);
+        } else {
+          embedding_backward_fast(ids.data<int64_t>(), dout.data<F>(), dtable.data<F>(),
+                                  ids.numel(), s.table_shape[0], s.table_shape[1], s.padding_idx,
+                                  accumulate);
+        }
       }
     });
+    if (accumulate) return {Tensor(), into};  // already added into table.grad
     if (s.dtype != ct) {
       Tensor rounded = empty(s.table_shape, s.dtype);
       rounded.copy_(dtable);

@@ -11,12 +11,22 @@
 //               [4, 5, 6]]      x[0, j] -> acc[0] for every j,  x[1, j] -> acc[1]
 //
 // The same view run backwards spreads a gradient of shape `keep` over x's shape.
+//
+// Fast path of sum and mean (unless tg::reference_kernels()): when x is contiguous float32
+// or float64 and the reduced dims are the LAST ones (a full reduction included), every group
+// is one contiguous run of n elements: x is (outer, n). Then the sum of a run is a
+// vectorised row sum (ops/vector_math.h: 16 lanes, a few ulp from the left-to-right sum),
+// runs are shared between threads, and the backward writes each run's value n times instead
+// of walking an expanded view element by element.
 #include "ops/reduce.h"
 
 #include <cmath>
 #include <limits>
 
+#include "core/parallel.h"
 #include "ops/elementwise.h"
+#include "ops/reference_kernels.h"
+#include "ops/vector_math.h"
 
 namespace tg {
 namespace {
@@ -97,6 +107,77 @@ Tensor reduce(const Tensor& x, const Reduction& r, double init, Combine combine,
     }
   });
   return as_dtype(acc, x.dtype());
+}
+
+// ---------------------------------------------------------------- fast path of sum, mean
+/// x (shape `x_shape`) seen as (outer, n) with the reduced dims (where `keep` is 1) all
+/// after the kept ones; outer = 0 when they are not (the fast path does not apply).
+struct Runs {
+  int64_t outer = 0, n = 1;
+};
+
+Runs trailing_runs(const Shape& x_shape, const Shape& keep) {
+  size_t p = x_shape.size();  // the first of the trailing dims that keep has as 1
+  while (p > 0 && keep[p - 1] == 1) --p;
+  Runs r{1, 1};
+  for (size_t i = 0; i < x_shape.size(); ++i) {
+    if (i < p && keep[i] != x_shape[i]) return {};  // a reduced dim before a kept one
+    (i < p ? r.outer : r.n) *= x_shape[i];
+  }
+  return r;
+}
+
+/// Whether sum/mean of x over r may take the fast path; its runs if so.
+Runs fast_runs(const Tensor& x, const Shape& keep) {
+  if (reference_kernels() || (x.dtype() != kFloat32 && x.dtype() != kFloat64) ||
+      !x.is_contiguous()) {
+    return {};
+  }
+  return trailing_runs(x.shape(), keep);
+}
+
+/// Whether the backward of sum/mean may take the fast path (dout has x's dtype); its runs.
+Runs fast_spread_runs(const Tensor& dout, const Shape& x_shape, const Shape& keep) {
+  if (reference_kernels() || (dout.dtype() != kFloat32 && dout.dtype() != kFloat64)) return {};
+  return trailing_runs(x_shape, keep);
+}
+
+/// Runs per thread piece: about 64k elements each.
+int64_t runs_grain(int64_t n) { return std::max<int64_t>(1, 65536 / std::max<int64_t>(n, 1)); }
+
+/// out[o] = finish(sum of run o of x), shape `keep`; x contiguous float32/float64.
+template <class Finish>
+Tensor sum_runs(const Tensor& x, const Shape& keep, const Runs& runs, Finish finish) {
+  Tensor out = empty(keep, x.dtype());
+  visit_dtype(x.dtype(), [&]<class F>() {
+    if constexpr (std::is_same_v<F, float> || std::is_same_v<F, double>) {
+      const F* px = x.data<F>();
+      F* po = out.data<F>();
+      parallel_for(runs.outer, runs_grain(runs.n), [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o)
+          po[o] = finish(detail::row_sum(px + o * runs.n, runs.n));
+      });
+    }
+  });
+  return out;
+}
+
+/// The backward of sum/mean on runs: dx (x_shape) with run o filled with spread(dout[o]).
+template <class Spread>
+Tensor spread_runs(const Tensor& dout, const Shape& x_shape, const Runs& runs, Spread spread) {
+  const Tensor g = dout.contiguous();
+  Tensor dx = empty(x_shape, g.dtype());
+  visit_dtype(g.dtype(), [&]<class F>() {
+    if constexpr (std::is_same_v<F, float> || std::is_same_v<F, double>) {
+      const F* pg = g.data<F>();
+      F* pd = dx.data<F>();
+      parallel_for(runs.outer, runs_grain(runs.n), [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o)
+          detail::row_fill(pd + o * runs.n, runs.n, spread(pg[o]));
+      });
+    }
+  });
+  return dx;
 }
 
 /// The fold and finish steps of sum: add each element; use the total as it is.
@@ -194,11 +275,18 @@ struct Sum : Function<Sum> {
     detail::check_floating(x, "sum");
     const Reduction r = plan(x, dims, keepdim, "sum");
     ctx.state = {x.shape(), r.keep};
+    if (const Runs runs = fast_runs(x, r.keep); runs.outer > 0) {
+      return sum_runs(x, r.keep, runs, kAsIs).view(r.out);
+    }
     return reduce(x, r, 0.0, kPlus, kAsIs).view(r.out);
   }
   // backward: d(out[g])/d(x[i]) = 1 for every i in group g, so dx[i] = dout[g]
   static std::vector<Tensor> backward(Context<State>& ctx, const std::vector<Tensor>& g) {
     if (!ctx.needs_input_grad(0)) return {Tensor()};
+    if (const Runs runs = fast_spread_runs(g[0], ctx.state.x_shape, ctx.state.keep);
+        runs.outer > 0) {
+      return {spread_runs(g[0], ctx.state.x_shape, runs, kAsIs)};
+    }
     return {as_keep(g[0], ctx.state.keep).expand(ctx.state.x_shape).contiguous()};
   }
 };
@@ -216,14 +304,21 @@ struct Mean : Function<Mean> {
     ctx.state = {x.shape(), r.keep, r.count};
     // With count == 0 this is 0 / 0 = NaN, as in PyTorch.
     const auto divide = [n = r.count](auto a) { return a / static_cast<decltype(a)>(n); };
+    if (const Runs runs = fast_runs(x, r.keep); runs.outer > 0) {
+      return sum_runs(x, r.keep, runs, divide).view(r.out);
+    }
     return reduce(x, r, 0.0, kPlus, divide).view(r.out);
   }
   // backward: d(out[g])/d(x[i]) = 1 / count for every i in group g, so dx[i] = dout[g] / count
   static std::vector<Tensor> backward(Context<State>& ctx, const std::vector<Tensor>& g) {
     if (!ctx.needs_input_grad(0)) return {Tensor()};
+    const auto divide = [n = ctx.state.count](auto v) { return v / static_cast<decltype(v)>(n); };
+    if (const Runs runs = fast_spread_runs(g[0], ctx.state.x_shape, ctx.state.keep);
+        runs.outer > 0) {
+      return {spread_runs(g[0], ctx.state.x_shape, runs, divide)};
+    }
     const Tensor spread = as_keep(g[0], ctx.state.keep).expand(ctx.state.x_shape);
-    return {detail::unary_map(
-        spread, [n = ctx.state.count](auto v) { return v / static_cast<decltype(v)>(n); })};
+    return {detail::unary_map(spread, divide)};
   }
 };
 

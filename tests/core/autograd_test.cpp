@@ -274,6 +274,42 @@ TEST(AutogradTest, CustomFunctionWithStateAndMixedArguments) {
   EXPECT_EQ(values(x.grad()), (std::vector<double>{2.5, 2.5}));
 }
 
+// An identity op that adds its gradient into the offered .grad itself, counting the offers.
+struct AddsIntoGrad : Function<AddsIntoGrad> {
+  static constexpr std::string_view kName = "adds_into_grad";
+  static constexpr bool kAddsIntoGrad = true;
+  static inline int offers = 0;
+  static Tensor forward(Context<>&, const Tensor& x) { return x.clone(); }
+  static std::vector<Tensor> backward(Context<>& ctx, const std::vector<Tensor>& g) {
+    Tensor into = ctx.grad_destination(0);
+    if (!into.defined()) return {g[0]};
+    ++offers;
+    into.copy_(into + g[0]);  // (backward runs without recording)
+    return {into};            // "delivered"
+  }
+};
+
+TEST(AutogradTest, GradDestinationIsOfferedOnlyWhenItGivesTheSameSum) {
+  Tensor x = vec({1, 2}).requires_grad_();
+  const Tensor two = tg::full({2}, 2.0, tg::kFloat64);
+  AddsIntoGrad::offers = 0;
+  AddsIntoGrad::apply(x).backward(two);  // no .grad yet: nothing to add into
+  EXPECT_EQ(AddsIntoGrad::offers, 0);
+  AddsIntoGrad::apply(x).backward(two);  // offered, and the op's sum is the result
+  EXPECT_EQ(AddsIntoGrad::offers, 1);
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{4, 4}));
+  // Two edges into x: the gradients must be summed first, so no offer.
+  (AddsIntoGrad::apply(x) + AddsIntoGrad::apply(x)).backward(two);
+  EXPECT_EQ(AddsIntoGrad::offers, 1);
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{8, 8}));
+  // tg::grad leaves .grad alone; a hook must see the gradient on its own.
+  EXPECT_EQ(values(tg::grad({AddsIntoGrad::apply(x)}, {x}, {two})[0]), (std::vector<double>{2, 2}));
+  x.register_hook([](const Tensor&) { return Tensor(); });
+  AddsIntoGrad::apply(x).backward(two);
+  EXPECT_EQ(AddsIntoGrad::offers, 1);
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{10, 10}));
+}
+
 struct WrongCount : Function<WrongCount> {
   static Tensor forward(Context<>&, const Tensor& x) { return x.clone(); }
   static std::vector<Tensor> backward(Context<>&, const std::vector<Tensor>& g) {
