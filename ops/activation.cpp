@@ -110,7 +110,7 @@ void silu_backward(const T* x, const T* dy, T* dx, int64_t n) {
 // The same formulas on float and double, vectorised (ops/vectorize.h has the loop shapes and
 // the vectorisable sigmoid) and split across threads by elements, which gives the same bits
 // for any split; dx is written rather than added into zeros. They differ from the loops
-// above only through exp_nonpositive (within a few ulp of std::exp). swiglu uses the same
+// above only through fast_exp (within a couple of ulp of std::exp). swiglu uses the same
 // sigmoid, so swiglu(x, x) == silu(x) * x holds on both paths.
 
 constexpr int64_t kSiluGrain = 16384;  // elements per thread piece: ~10 us or more

@@ -72,7 +72,7 @@ void swiglu_backward(const T* a, const T* b, const T* dout, T* da, T* db, int64_
 // sigmoid). Every element is computed on its own, so any split gives the same bits. One
 // sweep: s is computed once per element and used for both da and db, and the gradients are
 // written (=) into fresh buffers instead of being added into zero-filled ones. The results
-// differ from the plain loops only through exp_nonpositive (within a few ulp of std::exp).
+// differ from the plain loops only through fast_exp (within a couple of ulp of std::exp).
 
 constexpr int64_t kGrain = 16384;  // elements per thread piece: ~10 us or more
 
