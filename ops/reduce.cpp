@@ -127,12 +127,11 @@ Runs trailing_runs(const Shape& x_shape, const Shape& keep) {
   return r;
 }
 
-/// Whether sum/mean of x over r may take the fast path; its runs if so.
+/// Whether sum/mean of x over r may take the fast path; its runs if so. The fast path sums
+/// in a different order than the strided loop, so it takes strided inputs too (copied to
+/// contiguous first, see sum_runs' callers): a result must not depend on x's layout.
 Runs fast_runs(const Tensor& x, const Shape& keep) {
-  if (reference_kernels() || (x.dtype() != kFloat32 && x.dtype() != kFloat64) ||
-      !x.is_contiguous()) {
-    return {};
-  }
+  if (reference_kernels() || (x.dtype() != kFloat32 && x.dtype() != kFloat64)) return {};
   return trailing_runs(x.shape(), keep);
 }
 
@@ -276,7 +275,7 @@ struct Sum : Function<Sum> {
     const Reduction r = plan(x, dims, keepdim, "sum");
     ctx.state = {x.shape(), r.keep};
     if (const Runs runs = fast_runs(x, r.keep); runs.outer > 0) {
-      return sum_runs(x, r.keep, runs, kAsIs).view(r.out);
+      return sum_runs(x.contiguous(), r.keep, runs, kAsIs).view(r.out);
     }
     return reduce(x, r, 0.0, kPlus, kAsIs).view(r.out);
   }
@@ -305,7 +304,7 @@ struct Mean : Function<Mean> {
     // With count == 0 this is 0 / 0 = NaN, as in PyTorch.
     const auto divide = [n = r.count](auto a) { return a / static_cast<decltype(a)>(n); };
     if (const Runs runs = fast_runs(x, r.keep); runs.outer > 0) {
-      return sum_runs(x, r.keep, runs, divide).view(r.out);
+      return sum_runs(x.contiguous(), r.keep, runs, divide).view(r.out);
     }
     return reduce(x, r, 0.0, kPlus, divide).view(r.out);
   }

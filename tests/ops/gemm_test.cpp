@@ -1,5 +1,6 @@
 // tests/ops/gemm_test.cpp — the blocked GEMM against the plain triple loop, on every path
 // this CPU supports, every transpose case, ragged sizes, strided leading dims, alpha/beta.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -153,10 +154,16 @@ TEST(Gemm, ReferenceKernelSwitchSelectsThePlainLoop) {
 
 TEST(ReferenceKernels, SwitchStartsFromTheEnvironment) {
   // CTest runs the ops and nn tests twice, the second time ("*.reference") with
-  // TAPEGRAD_REFERENCE_KERNELS=1: this proves that second run really is on the plain loops.
+  // TAPEGRAD_REFERENCE_KERNELS=1 and the argument --tapegrad_expect_reference_kernels: there
+  // the switch must be on, which proves the environment reached the tests.
   const char* value = std::getenv("TAPEGRAD_REFERENCE_KERNELS");
   const bool expected = value != nullptr && std::string(value) == "1";
   EXPECT_EQ(reference_kernels(), expected) << "TAPEGRAD_REFERENCE_KERNELS=" << (value ? value : "");
+  const std::vector<std::string> args = ::testing::internal::GetArgvs();
+  if (std::find(args.begin(), args.end(), "--tapegrad_expect_reference_kernels") != args.end()) {
+    EXPECT_TRUE(reference_kernels())
+        << "the .reference run did not get TAPEGRAD_REFERENCE_KERNELS=1";
+  }
 }
 
 TEST(Gemm, SamePathIsBitIdenticalRunToRun) {
