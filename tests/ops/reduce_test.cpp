@@ -39,6 +39,41 @@ TEST(SumTest, AllElementsGiveAZeroDimTensor) {
   EXPECT_EQ(s.item<float>(), 21.0f);
 }
 
+TEST(SumTest, FastSumOverEverythingAgreesWithReference) {
+  // The fast path adds 16 partial sums instead of one running total: the same terms in
+  // another order, so the totals differ by rounding only, at most about n ulp of sum |x_i|
+  // in the worst case and far less in practice; 1e-6 (float32, ulp 1.2e-7) and 1e-14
+  // (float64) of sum |x_i| bound it for these sizes. A non-contiguous x, and sums over some
+  // dims only, take the reference loop and must agree exactly.
+  Generator gen(51);
+  for (const DType dt : {kFloat32, kFloat64}) {
+    const double tol = dt == kFloat32 ? 1e-6 : 1e-14;
+    for (const int64_t n : {1, 7, 129, 100003}) {
+      const Tensor x = randn({n}, dt, gen);
+      const double scale = values_of(sum(abs(x).to(kFloat64))).at(0);
+      for (const bool is_mean : {false, true}) {
+        auto total = [&](const Tensor& t) { return is_mean ? mean(t) : sum(t); };
+        const double fast = values_of(total(x)).at(0);
+        double reference = 0;
+        {
+          ReferenceKernelsGuard plain(true);
+          reference = values_of(total(x)).at(0);
+        }
+        EXPECT_NEAR(fast, reference, tol * scale / (is_mean ? n : 1)) << dt << " n=" << n;
+        {
+          NumThreadsGuard threads(2);
+          EXPECT_EQ(values_of(total(x)).at(0), fast);  // one thread does it, whatever the count
+        }
+      }
+    }
+    // A strided input sums exactly like its contiguous copy: the layout never changes a result.
+    const Tensor m = randn({40, 3}, dt, gen).t();  // not contiguous
+    ASSERT_FALSE(m.is_contiguous());
+    EXPECT_EQ(values_of(sum(m)), values_of(sum(m.contiguous())));
+    EXPECT_EQ(values_of(sum(m, {1})), values_of(sum(m.contiguous(), {1})));
+  }
+}
+
 TEST(SumTest, AlongDims) {
   const Tensor x = one_to_six();
   EXPECT_THAT(values_of(sum(x, {0})), ElementsAre(5, 7, 9));
