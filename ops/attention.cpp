@@ -48,6 +48,7 @@
 #include "core/parallel.h"
 #include "ops/gemm.h"
 #include "ops/reference_kernels.h"
+#include "ops/vector_math.h"
 
 namespace tg {
 namespace {
@@ -240,35 +241,6 @@ int64_t key_end(const Dims& n, bool causal, int64_t i1) {
   return causal ? std::min(n.Tk, i1) : n.Tk;
 }
 
-/// e^x for float, written as plain arithmetic so that GCC vectorises a loop of it (libm's
-/// expf is a scalar call). x = n ln2 + r with n = round(x / ln2), |r| <= ln2 / 2, so
-/// e^x = 2^n e^r; e^r is its Taylor series to r^7 (error r^8/8! < 6e-9 relative, below
-/// float's half-ulp of 6e-8), and 2^n is built in the exponent bits. ln2 is split in two
-/// (Cody and Waite) so that r = x - n ln2 loses no bits. Checked against double exp for every
-/// float in [-87, 0.5]: within 0.94 ulp. Below -87.3 the result would be subnormal; it is
-/// flushed to 0, so exp(-inf) = 0 as the masked keys need. Only x <= ~0 occurs here (scores
-/// minus their max or logsumexp); x is clamped at 88.3, where float's range ends anyway.
-inline float exp_vectorizable(float x) {
-  constexpr float kLog2e = 1.44269504f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
-  constexpr float kMin = -87.3365f, kMax = 88.3f;  // n stays in [-126, 127]
-  constexpr float kRound = 12582912.0f;            // 1.5 * 2^23: adding it rounds to an integer
-  const float xc = x < kMin ? kMin : (x > kMax ? kMax : x);
-  const float t = std::fma(xc, kLog2e, kRound);  // n in the low mantissa bits of t
-  const float nf = t - kRound;
-  const float r = std::fma(nf, -kLn2Lo, std::fma(nf, -kLn2Hi, xc));
-  float p = 1.0f / 5040;
-  p = std::fma(p, r, 1.0f / 720);
-  p = std::fma(p, r, 1.0f / 120);
-  p = std::fma(p, r, 1.0f / 24);
-  p = std::fma(p, r, 1.0f / 6);
-  p = std::fma(p, r, 0.5f);
-  p = std::fma(p, r, 1.0f);
-  p = std::fma(p, r, 1.0f);
-  const uint32_t n = std::bit_cast<uint32_t>(t) - std::bit_cast<uint32_t>(kRound);
-  const float two_n = std::bit_cast<float>((n + 127u) << 23);
-  return x < kMin ? 0.0f : p * two_n;
-}
-
 // The row loops below run in chunks of kLanes elements, each chunk an inner loop of fixed
 // length, then a scalar tail: GCC at -O2 (its "very cheap" vectoriser) only vectorises a
 // loop whose trip count is visibly a whole number of vectors. A sum kept in kLanes partial
@@ -295,7 +267,7 @@ F row_max(const F* x, int64_t len) {
 template <class F>
 F exp_of(F x) {
   if constexpr (std::is_same_v<F, float>) {
-    return exp_vectorizable(x);
+    return detail::fast_exp(x);  // ops/vector_math.h: plain arithmetic, so loops vectorise
   } else {
     return std::exp(x);
   }
