@@ -2,6 +2,7 @@
 #include "core/tensor.h"
 
 #include "core/autograd.h"
+#include "core/recycling_allocator.h"
 
 namespace tg {
 
@@ -99,7 +100,7 @@ int64_t Tensor::element_offset(const DimVec& index, const char* op) const {
 }
 
 Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset) {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = detail::make_recycled<TensorImpl>();
   impl->storage = base.storage();
   impl->shape = std::move(shape);
   impl->strides = std::move(strides);
