@@ -46,11 +46,6 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
-void* Tensor::raw_data() const {
-  const TensorImpl& t = checked();
-  return t.storage->data() + t.offset * static_cast<int64_t>(tg::element_size(t.dtype));
-}
-
 Tensor& Tensor::requires_grad_(bool requires_grad) {
   checked();  // even requires_grad_(false) writes through impl_
   TG_CHECK(is_leaf(), MisuseError,
