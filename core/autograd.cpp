@@ -112,9 +112,40 @@ struct GradSum {
   }
 };
 
+// A gradient on its way to output `output_nr` of `node`, sent by a backward that already
+// ran (or by the caller, for a root).
+struct Message {
+  Node* node;
+  uint32_t output_nr;
+  uint64_t sent;  // 0, 1, 2, ... in the order the engine sent them
+  Tensor grad;
+};
+
+// The order in which the engine receives messages, as a "less than" for std::push_heap
+// (which keeps the largest element in front): the latest node on the tape first; for one
+// node, the messages in the order they were sent, so a sum of several arrives in the same
+// order on every run.
+struct ReceivedLater {
+  bool operator()(const Message& a, const Message& b) const {
+    if (a.node->sequence_nr() != b.node->sequence_nr()) {
+      return a.node->sequence_nr() < b.node->sequence_nr();
+    }
+    return a.sent > b.sent;
+  }
+};
+
 // One backward pass. Without captures, gradients reaching leaves go into their .grad;
 // with captures (tg::grad), they are returned for the captured tensors instead and no
 // .grad is touched.
+//
+// The pass is driven by one priority queue of messages (gradients in flight), ordered by
+// the receiving node's place on the tape, latest first. Popping the front gives the
+// latest node that has received anything; every node that can still send to it comes
+// later on the tape (it used this node's output), so it has already run and all of this
+// node's messages are at the front together. Sum them, run the node's backward, and send
+// its input gradients on: that is reverse tape order over exactly the nodes that the
+// roots depend on, found as the gradients flow, with no separate graph walk, no sort and
+// no hash table per node.
 struct Engine {
   bool retain_graph = false;
   bool capturing = false;
@@ -123,7 +154,8 @@ struct Engine {
   std::unordered_map<const Node*, std::vector<std::pair<uint32_t, size_t>>> node_capture;
   std::vector<Tensor> captured;
 
-  std::unordered_map<const Node*, std::vector<GradSum>> pending;
+  std::vector<Message> queue;  // a heap under ReceivedLater
+  uint64_t sent = 0;
   // Gradients reaching leaves, summed over every edge into the leaf, and delivered once
   // (hooks, then .grad) after the replay: a leaf is the end of every path through it.
   std::vector<std::pair<std::shared_ptr<TensorImpl>, GradSum>> leaf_grads;
@@ -135,10 +167,18 @@ struct Engine {
     leaf_grads[it->second].second.add(g);
   }
 
-  void add_pending(const std::shared_ptr<Node>& node, uint32_t output_nr, const Tensor& g) {
-    auto& slots = pending[node.get()];
-    if (slots.empty()) slots.resize(node->outputs.size());
-    slots[output_nr].add(g);
+  // A raw pointer is enough: the roots own every node they depend on for the whole pass
+  // (run() keeps them), and backward never cuts an edge (release() frees saved tensors).
+  void send(Node* node, uint32_t output_nr, Tensor g) {
+    queue.push_back({node, output_nr, sent++, std::move(g)});
+    std::push_heap(queue.begin(), queue.end(), ReceivedLater{});
+  }
+
+  Message receive() {
+    std::pop_heap(queue.begin(), queue.end(), ReceivedLater{});
+    Message m = std::move(queue.back());
+    queue.pop_back();
+    return m;
   }
 
   void add_captured(size_t index, const Tensor& g) {
@@ -168,42 +208,30 @@ struct Engine {
   }
 
   void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads) {
-    // 1. Every node reachable from the roots, found without recursion.
-    std::vector<std::shared_ptr<Node>> nodes;
-    std::unordered_set<const Node*> seen;
-    std::vector<std::shared_ptr<Node>> stack;
-    for (const Tensor& r : roots) {
-      if (r.grad_fn() && seen.insert(r.grad_fn().get()).second) stack.push_back(r.grad_fn());
-    }
-    while (!stack.empty()) {
-      std::shared_ptr<Node> n = std::move(stack.back());
-      stack.pop_back();
-      for (const Edge& e : n->next_edges) {
-        if (e.fn && seen.insert(e.fn.get()).second) stack.push_back(e.fn);
-      }
-      nodes.push_back(std::move(n));
-    }
-    // 2. Reverse tape order: later ops first.
-    std::sort(nodes.begin(), nodes.end(),
-              [](const auto& a, const auto& b) { return a->sequence_nr() > b->sequence_nr(); });
-
-    // 3. Seed the roots' gradients.
+    // 1. Seed the roots' gradients (and hold the roots' nodes: they own the whole graph).
+    std::vector<std::shared_ptr<Node>> root_nodes;
     for (size_t i = 0; i < roots.size(); ++i) {
       if (roots[i].grad_fn()) {
-        add_pending(roots[i].grad_fn(), roots[i].impl()->output_nr, root_grads[i]);
+        root_nodes.push_back(roots[i].grad_fn());
+        send(roots[i].grad_fn().get(), roots[i].impl()->output_nr, root_grads[i]);
       } else {
         add_leaf(roots[i].shared_impl(), root_grads[i]);
       }
     }
 
-    // 4. Replay.
+    // 2. Replay, latest node first. `sums` and `grads` are reused from node to node.
     NoGradGuard no_grad;  // backward computes values; it records nothing
-    for (const auto& node : nodes) {
-      auto it = pending.find(node.get());
-      if (it == pending.end()) continue;  // no gradient flowed here
-      std::vector<Tensor> grads;
-      for (GradSum& s : it->second) grads.push_back(std::move(s.sum));
-      pending.erase(it);
+    std::vector<GradSum> sums;
+    std::vector<Tensor> grads;
+    while (!queue.empty()) {
+      Node* node = queue.front().node;
+      sums.assign(node->outputs.size(), GradSum{});
+      while (!queue.empty() && queue.front().node == node) {
+        Message m = receive();
+        sums[m.output_nr].add(m.grad);
+      }
+      grads.clear();
+      for (GradSum& s : sums) grads.push_back(std::move(s.sum));
       TG_CHECK(!node->released(), MisuseError,
                "backward: trying to backward through the graph a second time: the tensors "
                "saved by '{}' were freed by the first backward. Pass retain_graph=true to "
@@ -214,7 +242,7 @@ struct Engine {
         Tensor replaced = hook(grads[output_nr]);
         if (replaced.defined()) grads[output_nr] = replaced;
       }
-      if (auto c = node_capture.find(node.get()); c != node_capture.end()) {
+      if (auto c = node_capture.find(node); c != node_capture.end()) {
         for (auto [output_nr, index] : c->second) {
           if (grads[output_nr].defined()) add_captured(index, grads[output_nr]);
         }
@@ -223,7 +251,7 @@ struct Engine {
         if (!grads[i].defined()) grads[i] = zeros(node->outputs[i].shape, node->outputs[i].dtype);
       }
 
-      offer_grad_destinations(*node, nodes, roots);
+      offer_grad_destinations(*node, roots);
       std::vector<Tensor> input_grads = node->apply(grads);
       take_delivered(*node, input_grads);
       check_input_grads(*node, input_grads);
@@ -231,7 +259,7 @@ struct Engine {
       for (size_t i = 0; i < input_grads.size(); ++i) {
         const Edge& e = node->next_edges[i];
         if (!input_grads[i].defined()) continue;
-        if (e.fn) add_pending(e.fn, e.output_nr, input_grads[i]);
+        if (e.fn) send(e.fn.get(), e.output_nr, std::move(input_grads[i]));
         else if (e.leaf) add_leaf(e.leaf, input_grads[i]);
       }
       if (!retain_graph) node->release();
@@ -247,14 +275,24 @@ struct Engine {
   // For an op that can add into a .grad itself: offer input i's leaf .grad when that gives
   // the same sum as returning the gradient (one edge into the leaf, nothing that must see
   // the gradient alone, a .grad with the input's layout).
-  void offer_grad_destinations(Node& node, const std::vector<std::shared_ptr<Node>>& nodes,
-                               const std::vector<Tensor>& roots) {
+  void offer_grad_destinations(Node& node, const std::vector<Tensor>& roots) {
     node.grad_destinations.clear();
     if (!node.adds_into_grad() || capturing || anomaly_mode_enabled()) return;
     if (!leaf_uses_counted) {
-      for (const auto& n : nodes) {
+      // One walk over the whole graph (with a stack, never recursion), the first time only.
+      // Nodes that already ran keep their edges (release() frees saved tensors only).
+      std::vector<const Node*> stack;
+      std::unordered_set<const Node*> seen;
+      for (const Tensor& r : roots) {
+        if (r.grad_fn() && seen.insert(r.grad_fn().get()).second)
+          stack.push_back(r.grad_fn().get());
+      }
+      while (!stack.empty()) {
+        const Node* n = stack.back();
+        stack.pop_back();
         for (const Edge& e : n->next_edges) {
           if (e.leaf) ++leaf_uses[e.leaf.get()];
+          if (e.fn && seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
         }
       }
       for (const Tensor& r : roots) {
@@ -382,9 +420,10 @@ void check_version(const Tensor& saved, uint64_t version, std::string_view op, s
            op, index, saved.shape(), version, saved.storage()->version());
 }
 
-void record(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs,
-            std::vector<Tensor>& outputs) {
-  for (const Tensor& in : inputs) {
+void record(const std::shared_ptr<Node>& node, std::span<const Tensor* const> inputs,
+            std::span<Tensor> outputs) {
+  for (const Tensor* input : inputs) {
+    const Tensor& in = *input;
     Edge e;
     if (in.defined() && in.requires_grad()) {
       if (in.grad_fn()) {
@@ -404,7 +443,7 @@ void record(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs
     // An op may return one of its inputs (or an output that already has history, e.g.
     // contiguous() of a contiguous tensor): give the output its own impl first.
     bool shared = out.impl()->grad_fn != nullptr || out.impl()->requires_grad;
-    for (const Tensor& in : inputs) shared = shared || (in.defined() && in.impl() == out.impl());
+    for (const Tensor* in : inputs) shared = shared || (in->defined() && in->impl() == out.impl());
     if (shared) out = detached_alias(out);
     out.impl()->grad_fn = node;
     out.impl()->output_nr = i;

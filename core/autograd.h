@@ -7,9 +7,9 @@
 //      for the call: its place on the tape (a global sequence number that grows with
 //      every recorded op), edges to the nodes (or leaves) its inputs came from, and
 //      whatever its forward saved in the Context.
-//   3. tg::backward(loss) collects the nodes reachable from loss and replays them in
-//      reverse tape order — a node always ran after the nodes that made its inputs, so
-//      when its turn comes every gradient flowing into it has already arrived.
+//   3. tg::backward(loss) replays the nodes that loss depends on in reverse tape order —
+//      a node always ran after the nodes that made its inputs, so when its turn comes
+//      every gradient flowing into it has already arrived.
 //   4. Each node's input gradients are summed into the node (or leaf) they flow to; at a
 //      leaf that requires grad they are added into .grad.
 //
@@ -20,10 +20,13 @@
 
 #include <functional>
 #include <source_location>
+#include <span>
 #include <string_view>
 #include <type_traits>
 #include <vector>
 
+#include "core/recycling_allocator.h"
+#include "core/small_vector.h"
 #include "core/tensor.h"
 
 namespace tg {
@@ -104,9 +107,11 @@ class Node {
   uint64_t sequence_nr() const { return sequence_nr_; }
   const Here& where() const { return where_; }
 
-  std::vector<Edge> next_edges;     ///< one per input
-  std::vector<TensorMeta> inputs;   ///< one per input
-  std::vector<TensorMeta> outputs;  ///< one per output
+  // Most ops have one to three inputs and one output: these lists keep that many inside
+  // the node (core/small_vector.h), so recording an op allocates the node and nothing else.
+  SmallVector<Edge, 2> next_edges;     ///< one per input
+  SmallVector<TensorMeta, 2> inputs;   ///< one per input
+  SmallVector<TensorMeta, 1> outputs;  ///< one per output
   /// Hooks on the gradient of output i, run before apply (register_hook, retain_grad).
   std::vector<std::pair<uint32_t, Hook>> pre_hooks;
   /// Whether the op's backward can add its gradient straight into a leaf's .grad (see
@@ -210,8 +215,10 @@ class Context {
   };
   bool recording_ = false;
   std::string_view op_name_;
-  std::vector<bool> needs_grad_;
-  std::vector<Saved> saved_;
+  // Inline lists (core/small_vector.h): the context moves into the node, which lives
+  // until backward, and a heap block per list per op is what a tiny op cannot afford.
+  SmallVector<bool, 4> needs_grad_;
+  SmallVector<Saved, 2> saved_;
   const std::vector<Tensor>* destinations_ = nullptr;  // set around backward only
 };
 
@@ -249,8 +256,8 @@ class FunctionNode final : public Node {
 };
 
 /// Wires a new node between `inputs` and `outputs` (called by Function::apply).
-void record(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs,
-            std::vector<Tensor>& outputs);
+void record(const std::shared_ptr<Node>& node, std::span<const Tensor* const> inputs,
+            std::span<Tensor> outputs);
 }  // namespace detail
 
 /// Base of every differentiable op, built-in or yours (CRTP, like torch.autograd.Function):
@@ -285,12 +292,14 @@ struct Function {
   /// apply, recording `where` as the caller's location (for anomaly mode and print_tape).
   template <class... Args>
   static auto apply_at(Here where, Args&&... args) {
-    std::vector<Tensor> inputs;
+    // Pointers to the tensor arguments, which live until this call returns: no copies (a
+    // copy of a Tensor is an atomic reference-count increment and, later, a decrement).
+    SmallVector<const Tensor*, 4> inputs;
     (
         [&] {
-          if constexpr (detail::kIsTensor<Args>) inputs.push_back(args);
+          if constexpr (detail::kIsTensor<Args>) inputs.push_back(&args);
           else if constexpr (detail::kIsTensorList<Args>) {
-            inputs.insert(inputs.end(), args.begin(), args.end());
+            for (const Tensor& t : args) inputs.push_back(&t);
           }
         }(),
         ...);
@@ -298,12 +307,12 @@ struct Function {
     Context<State> ctx;
     bool record = false;
     if (grad_mode_enabled()) {
-      for (const Tensor& t : inputs) record = record || (t.defined() && t.requires_grad());
+      for (const Tensor* t : inputs) record = record || (t->defined() && t->requires_grad());
     }
     ctx.op_name_ = name();
     if (record) {
       ctx.recording_ = true;
-      for (const Tensor& t : inputs) ctx.needs_grad_.push_back(t.defined() && t.requires_grad());
+      for (const Tensor* t : inputs) ctx.needs_grad_.push_back(t->defined() && t->requires_grad());
     }
     // The forward computes values only: nothing inside it is recorded.
     auto out = [&] {
@@ -312,15 +321,14 @@ struct Function {
     }();
     if (!record) return out;
 
-    auto node = std::make_shared<detail::FunctionNode<Op>>(name(), where, std::move(ctx));
+    // The node lives until backward; make_recycled reuses the block of a freed node.
+    auto node = detail::make_recycled<detail::FunctionNode<Op>>(name(), where, std::move(ctx));
     if constexpr (std::is_same_v<decltype(out), Tensor>) {
-      std::vector<Tensor> outs{std::move(out)};
-      detail::record(node, inputs, outs);
-      return outs[0];
+      detail::record(node, inputs, std::span<Tensor>(&out, 1));
     } else {
       detail::record(node, inputs, out);
-      return out;
     }
+    return out;
   }
 
   static constexpr std::string_view name() {

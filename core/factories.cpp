@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "core/recycling_allocator.h"
+
 namespace tg {
 
 Tensor empty(const Shape& shape, DType dtype) {
@@ -11,8 +13,8 @@ Tensor empty(const Shape& shape, DType dtype) {
   size_t nbytes = 0;
   TG_CHECK(!__builtin_mul_overflow(static_cast<size_t>(n), itemsize, &nbytes), ShapeError,
            "empty: shape {} of dtype {} needs more bytes than size_t can count", shape, dtype);
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(nbytes);
+  auto impl = detail::make_recycled<TensorImpl>();
+  impl->storage = detail::make_recycled<Storage>(nbytes);
   impl->strides = contiguous_strides(shape);
   impl->shape = shape;
   impl->dtype = dtype;

@@ -20,33 +20,11 @@ DimVec::DimVec(size_t size, int64_t value) {
   size_ = size;
 }
 
-DimVec::DimVec(DimVec&& other) noexcept
-    : heap_(std::move(other.heap_)), size_(other.size_), capacity_(other.capacity_) {
-  if (!heap_) std::copy_n(other.inline_, size_, inline_);
-  other.size_ = 0;
-  other.capacity_ = kInlineRank;
-}
-
-DimVec& DimVec::operator=(const DimVec& other) {
-  if (this != &other) {
-    size_ = 0;
-    reserve(other.size_);
-    std::copy(other.begin(), other.end(), data());
-    size_ = other.size_;
-  }
-  return *this;
-}
-
-DimVec& DimVec::operator=(DimVec&& other) noexcept {
-  if (this != &other) {
-    heap_ = std::move(other.heap_);
-    size_ = other.size_;
-    capacity_ = other.capacity_;
-    if (!heap_) std::copy_n(other.inline_, size_, inline_);
-    other.size_ = 0;
-    other.capacity_ = kInlineRank;
-  }
-  return *this;
+void DimVec::copy_spilled(const DimVec& other) {
+  size_ = 0;
+  reserve(other.size_);
+  std::copy(other.begin(), other.end(), data());
+  size_ = other.size_;
 }
 
 void DimVec::reserve(size_t capacity) {

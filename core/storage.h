@@ -5,9 +5,15 @@
 // Storage plus a shape, strides and an offset that say which bytes they see. Views
 // share the Storage of their base, which is why writing through a view changes the
 // base, and why the memory lives as long as any view of it does.
+//
+// The blocks come from a small caching allocator (core/storage.cpp): a training step
+// allocates the same buffer sizes every time, so a freed block is kept on a free list for
+// its size and handed to the next Storage of that size instead of going back to the
+// system. tg::empty_storage_cache() gives the cached blocks back.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace tg {
@@ -38,5 +44,14 @@ class Storage {
   size_t nbytes_;
   uint64_t version_ = 0;
 };
+
+/// Returns every block the storage cache holds to the system (blocks in use stay).
+/// Useful before measuring memory, or when a program moves on to much smaller tensors.
+void empty_storage_cache();
+/// Bytes held by the storage cache: freed blocks kept for reuse, not in use by a tensor.
+size_t storage_cache_bytes();
+/// Whether freed blocks are kept for reuse. Off in AddressSanitizer builds, so that a
+/// use after free is still reported at the first wrong access.
+bool storage_cache_enabled();
 
 }  // namespace tg

@@ -2,6 +2,7 @@
 #include "core/tensor.h"
 
 #include "core/autograd.h"
+#include "core/recycling_allocator.h"
 
 namespace tg {
 
@@ -43,11 +44,6 @@ bool Tensor::is_contiguous() const {
     expected *= s[i];
   }
   return true;
-}
-
-void* Tensor::raw_data() const {
-  const TensorImpl& t = checked();
-  return t.storage->data() + t.offset * static_cast<int64_t>(tg::element_size(t.dtype));
 }
 
 Tensor& Tensor::requires_grad_(bool requires_grad) {
@@ -99,7 +95,7 @@ int64_t Tensor::element_offset(const DimVec& index, const char* op) const {
 }
 
 Tensor make_view(const Tensor& base, Shape shape, Strides strides, int64_t offset) {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = detail::make_recycled<TensorImpl>();
   impl->storage = base.storage();
   impl->shape = std::move(shape);
   impl->strides = std::move(strides);

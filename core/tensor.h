@@ -98,11 +98,17 @@ class Tensor {
   /// Typed pointer to element (0, ..., 0); DTypeError unless T is this tensor's type.
   template <class T>
   T* data() const {
-    check_dtype(dtype_of<T>(), "data");
+    // Every kernel call asks for its pointers, so the check is inline and the call to
+    // check_dtype (which formats the error) happens only when it fails.
+    if (dtype() != dtype_of<T>()) [[unlikely]]
+      check_dtype(dtype_of<T>(), "data");
     return reinterpret_cast<T*>(raw_data());
   }
   /// Untyped pointer to element (0, ..., 0).
-  void* raw_data() const;
+  void* raw_data() const {
+    const TensorImpl& t = checked();
+    return t.storage->data() + t.offset * static_cast<int64_t>(tg::element_size(t.dtype));
+  }
 
   // ---- autograd (core/autograd.h)
   bool requires_grad() const { return checked().requires_grad; }

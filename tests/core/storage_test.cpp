@@ -1,4 +1,4 @@
-// tests/core/storage_test.cpp — aligned, shared storage.
+// tests/core/storage_test.cpp — aligned, shared storage, and the cache of freed blocks.
 #include <cstdint>
 
 #include "test_util.h"
@@ -27,6 +27,26 @@ TEST(StorageTest, ViewsKeepTheStorageAlive) {
   }
   EXPECT_EQ(view.to_vector<float>(), (std::vector<float>{3, 4, 5}));
   EXPECT_EQ(view.storage().use_count(), 1);
+}
+
+TEST(StorageTest, AFreedBlockIsReusedForTheSameSizeOnly) {
+  if (!tg::storage_cache_enabled()) GTEST_SKIP() << "off under AddressSanitizer";
+  const std::byte* freed = tg::Storage(1000).data();  // destroyed at the end of the statement
+  EXPECT_GE(tg::storage_cache_bytes(), 1000u);
+  tg::Storage other_size(2000);
+  EXPECT_NE(other_size.data(), freed);
+  tg::Storage same_size(1000);
+  EXPECT_EQ(same_size.data(), freed);
+  EXPECT_EQ(same_size.nbytes(), 1000u);
+}
+
+TEST(StorageTest, EmptyingTheCacheReturnsEveryFreedBlock) {
+  { tg::Tensor big = tg::zeros({1000, 100}); }  // 400 kB, freed into the cache
+  EXPECT_EQ(tg::storage_cache_bytes() >= 400000u, tg::storage_cache_enabled());
+  tg::empty_storage_cache();
+  EXPECT_EQ(tg::storage_cache_bytes(), 0u);
+  // Tensors made afterwards are as usable as ever.
+  EXPECT_EQ(tg::ones({3}).to_vector<float>(), (std::vector<float>{1, 1, 1}));
 }
 
 }  // namespace
