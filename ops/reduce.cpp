@@ -183,7 +183,6 @@ Tensor spread_runs(const Tensor& dout, const Shape& x_shape, const Runs& runs, S
 constexpr auto kPlus = [](auto acc, auto v) { return acc + v; };
 constexpr auto kAsIs = [](auto acc) { return acc; };
 
-
 /// NaN beats everything, so a group that holds a NaN reduces to NaN (as in PyTorch).
 template <bool kMax>
 struct Better {
