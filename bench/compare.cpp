@@ -76,7 +76,11 @@ int main(int argc, char** argv) {
     while (std::getline(in, text)) {
       json line = json::parse(text, nullptr, /*allow_exceptions=*/false);
       if (!line.is_object() || !line.contains("workload")) continue;  // not a result line
-      if (family(line) == "pytorch" && !line.value("best", false)) continue;
+      // PyTorch counts at its best thread setting only; peak memory lines have no setting.
+      if (family(line) == "pytorch" && !line.value("best", false) &&
+          line["workload"] != "peak_rss") {
+        continue;
+      }
       lines.push_back(std::move(line));
     }
   }
@@ -118,7 +122,10 @@ int main(int argc, char** argv) {
     const double ratio = fig.lower_is_better ? o / t : t / o;
     std::printf("| %s | %s | %.4g | %.4g | %zu / %zu | %.2f%s |\n", key.c_str(), fig.name, o, t,
                 other->second.size(), ours->second.size(), ratio,
-                blas ? " of OpenBLAS" : (fig.lower_is_better ? "x faster" : "x"));
+                blas                             ? " of OpenBLAS"
+                : workload_of[key] == "peak_rss" ? "x less"
+                : fig.lower_is_better            ? "x faster"
+                                                 : "x");
   }
   return 0;
 }
