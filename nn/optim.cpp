@@ -15,6 +15,7 @@
 #include "core/parallel.h"
 #include "ops/elementwise.h"
 #include "ops/reference_kernels.h"
+#include "ops/vectorize.h"
 
 namespace tg::nn {
 namespace {
@@ -96,7 +97,7 @@ struct AdamStep {
 template <class C>
 struct AdamConstants {
   C beta1, one_minus_beta1, beta2, one_minus_beta2, l2, decay, eps, neg_step_size, bc2_sqrt;
-  bool decoupled, coupled;  // AdamW's decay is on; Adam's L2 term is on
+  bool coupled;  // Adam's L2 term is on (AdamW's decay is 1 when off: w * 1 is exactly w)
 
   explicit AdamConstants(const AdamStep& s)
       : beta1(static_cast<C>(s.beta1)),
@@ -108,47 +109,64 @@ struct AdamConstants {
         eps(static_cast<C>(s.eps)),
         neg_step_size(static_cast<C>(-s.step_size)),
         bc2_sqrt(static_cast<C>(s.bias_correction2_sqrt)),
-        decoupled(s.decay != 1.0),
         coupled(s.l2 != 0) {}
 };
 
-// Element i of one Adam(W) update: the whole step in one pass over p, g, m, v.
-template <class T, class C>
+// Element i of one Adam(W) update: the whole step in one pass over p, g, m, v. kCoupled is
+// k.coupled as a template argument, so the loops over elements have no branch in them.
+template <bool kCoupled, class T, class C>
 inline void adam_element(T* p, const T* g, T* m, T* v, int64_t i, const AdamConstants<C>& k) {
   C w = convert<C>(p[i]);
   C grad = convert<C>(g[i]);
   // AdamW: param.mul_(1 - lr * weight_decay)
-  if (k.decoupled) w = convert<C>(convert<T>(w * k.decay));
+  w = convert<C>(convert<T>(w * k.decay));
   // Adam: grad = grad.add(param, alpha=weight_decay)
-  if (k.coupled) grad = std::fma(k.l2, w, grad);
+  if constexpr (kCoupled) grad = std::fma(k.l2, w, grad);
   // exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
-  m[i] = convert<T>(std::fma(k.one_minus_beta1, grad, convert<C>(m[i]) * k.beta1));
+  const T m_new = convert<T>(std::fma(k.one_minus_beta1, grad, convert<C>(m[i]) * k.beta1));
   // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-  v[i] = convert<T>(std::fma(k.one_minus_beta2 * grad, grad, convert<C>(v[i]) * k.beta2));
+  const T v_new = convert<T>(std::fma(k.one_minus_beta2 * grad, grad, convert<C>(v[i]) * k.beta2));
+  m[i] = m_new;
+  v[i] = v_new;
   // denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-  const C denom = std::sqrt(convert<C>(v[i])) / k.bc2_sqrt + k.eps;
+  const C denom = std::sqrt(convert<C>(v_new)) / k.bc2_sqrt + k.eps;
   // param.addcdiv_(exp_avg, denom, value=-step_size)
-  p[i] = convert<T>(w + k.neg_step_size * convert<C>(m[i]) / denom);
+  p[i] = convert<T>(w + k.neg_step_size * convert<C>(m_new) / denom);
 }
 
 // The reference: one plain loop over the elements.
 template <class T>
 void adam_kernel(T* p, const T* g, T* m, T* v, int64_t n, const AdamStep& s) {
   const AdamConstants<ComputeType<T>> k(s);
-  for (int64_t i = 0; i < n; ++i) adam_element(p, g, m, v, i, k);
+  if (k.coupled) {
+    for (int64_t i = 0; i < n; ++i) adam_element<true>(p, g, m, v, i, k);
+  } else {
+    for (int64_t i = 0; i < n; ++i) adam_element<false>(p, g, m, v, i, k);
+  }
 }
 
 // The fast kernel: the same adam_element on every element, so the result is bit-identical
-// to the reference; elements are independent, so threads split them into contiguous ranges.
-// (The loop does not vectorise: std::sqrt must set errno for a negative argument, which
-// keeps a branch in it. It reads and writes 16 bytes per element of four arrays larger than
-// L2, so memory, not arithmetic, bounds it anyway.)
+// to the reference (vector sqrt, division and fma round exactly like the scalar ones);
+// elements are independent, so threads split them into contiguous ranges. Two things make
+// the loop vectorise (ops/vectorize.h): the shape of simd_for over __restrict arrays, and
+// -fno-math-errno for this file (nn/CMakeLists.txt) — std::sqrt must otherwise set errno
+// for a negative argument, a branch that keeps every element scalar, and a scalar sqrt and
+// division per element cost more than moving the element's 16 bytes through the caches.
+template <bool kCoupled, class T>
+[[gnu::noinline]] void adam_span(T* __restrict p, const T* __restrict g, T* __restrict m,
+                                 T* __restrict v, int64_t n,
+                                 const AdamConstants<ComputeType<T>> k) {
+  // k by value: a local copy the stores to p, m, v cannot alias, so its loads leave the loop.
+  detail::simd_for(n, [&](int64_t i) { adam_element<kCoupled>(p, g, m, v, i, k); });
+}
+
 template <class T>
 void adam_kernel_fast(T* p, const T* g, T* m, T* v, int64_t n, const AdamStep& s) {
   const AdamConstants<ComputeType<T>> k(s);
-  // ~8k elements is ~10 microseconds of this loop: below that, one thread.
-  parallel_for(n, 8192, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) adam_element(p, g, m, v, i, k);
+  // ~16k elements is ~10 microseconds of the vector loop: below that, one thread.
+  parallel_for(n, 16384, [&](int64_t begin, int64_t end) {
+    if (k.coupled) adam_span<true>(p + begin, g + begin, m + begin, v + begin, end - begin, k);
+    else adam_span<false>(p + begin, g + begin, m + begin, v + begin, end - begin, k);
   });
 }
 
