@@ -92,6 +92,16 @@ std::string describe(const Here& where) {
 // A gradient that is about to be kept somewhere we will later add into: make it ours.
 Tensor own(const Tensor& g) { return g.clone(); }
 
+// Whether g can become a leaf's .grad as it is, instead of a copy: no other handle points to
+// it and no other tensor to its memory (so a later `.grad += ...` changes nothing anyone else
+// sees), it is contiguous, and it is no part of a graph (create_graph). PyTorch's
+// AccumulateGrad takes a gradient over on similar terms. Most gradients qualify: a backward
+// returns a fresh tensor that only the engine holds, and copying it would only cost time.
+bool unshared(const Tensor& g) {
+  return g.shared_impl().use_count() == 1 && g.storage().use_count() == 1 && !g.requires_grad() &&
+         !g.grad_fn() && g.is_contiguous();
+}
+
 // The sum of the gradients arriving at one place. The first one is kept as is (often the
 // only one); before adding a second in place, the slot takes a private copy, because a
 // backward may hand the same tensor to several inputs (add returns dout twice), and the
@@ -200,7 +210,7 @@ struct Engine {
     }
     Tensor leaf(leaf_impl);
     if (!leaf.grad().defined()) {
-      leaf.set_grad(own(g).detach());
+      leaf.set_grad(unshared(g) ? std::move(g) : own(g).detach());
     } else {
       Tensor acc = leaf.grad();
       add_into(acc, g);
@@ -264,7 +274,8 @@ struct Engine {
       }
       if (!retain_graph) node->release();
     }
-    for (auto& [leaf, g] : leaf_grads) deliver_to_leaf(leaf, g.sum);
+    // Moved out, so that a sum nobody else holds can become the .grad without a copy.
+    for (auto& [leaf, g] : leaf_grads) deliver_to_leaf(leaf, std::move(g.sum));
   }
 
   // Leaves reached through exactly one edge (or root) of this graph, counted the first time

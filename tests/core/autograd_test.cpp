@@ -405,4 +405,52 @@ TEST(AutogradTest, SummingGradientsNeverWritesIntoSharedTensors) {
   EXPECT_EQ(values(upstream), (std::vector<double>{1, 1}));  // the caller's tensor is intact
 }
 
+// An identity op whose backward returns a fresh gradient and remembers where its memory is,
+// and optionally also keeps a handle to it (as a cache or a hook might).
+struct FreshGradient : Function<FreshGradient> {
+  static constexpr std::string_view kName = "fresh_gradient";
+  static inline const void* memory = nullptr;
+  static inline bool keep = false;
+  static inline Tensor kept;
+  static Tensor forward(Context<>&, const Tensor& x) { return x.clone(); }
+  static std::vector<Tensor> backward(Context<>&, const std::vector<Tensor>& g) {
+    Tensor dx = g[0].clone();
+    memory = dx.raw_data();
+    if (keep) kept = dx;
+    return {dx};
+  }
+};
+
+TEST(AutogradTest, AGradientNobodyElseHoldsBecomesTheGradWithoutACopy) {
+  Tensor x = vec({1, 2}).requires_grad_();
+  FreshGradient::keep = false;
+  FreshGradient::apply(x).backward(tg::full({2}, 3.0, tg::kFloat64));
+  EXPECT_EQ(x.grad().raw_data(), FreshGradient::memory);  // taken over, not copied
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{3, 3}));
+}
+
+TEST(AutogradTest, AGradientSomeoneElseHoldsIsCopiedIntoTheGrad) {
+  // The op keeps a handle: .grad must be a copy, so that accumulating into it later cannot
+  // change the op's tensor.
+  Tensor x = vec({1, 2}).requires_grad_();
+  FreshGradient::keep = true;
+  FreshGradient::apply(x).backward(tg::full({2}, 3.0, tg::kFloat64));
+  FreshGradient::keep = false;
+  EXPECT_NE(x.grad().raw_data(), FreshGradient::memory);
+  FreshGradient::apply(x).backward(tg::full({2}, 1.0, tg::kFloat64));
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{4, 4}));
+  EXPECT_EQ(values(FreshGradient::kept), (std::vector<double>{3, 3}));
+  FreshGradient::kept = Tensor();
+
+  // The caller's gradient for a leaf root is the caller's: .grad is a copy of it.
+  Tensor leaf = vec({1, 2}).requires_grad_();
+  const Tensor upstream = tg::full({2}, 5.0, tg::kFloat64);
+  leaf.backward(upstream);
+  EXPECT_NE(leaf.grad().raw_data(), upstream.raw_data());
+  leaf.backward(upstream);
+  EXPECT_EQ(values(leaf.grad()), (std::vector<double>{10, 10}));
+  EXPECT_EQ(values(upstream), (std::vector<double>{5, 5}));
+
+}
+
 }  // namespace
