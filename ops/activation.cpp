@@ -53,6 +53,21 @@ void relu_backward(const T* y, const T* dy, T* dx, int64_t n) {
   }
 }
 
+// The fast kernels (float and double, unless the reference kernels are on; run by
+// run_fast_forward/backward below): the same selections as whole-vector blends
+// (ops/vectorize.h), with no branch per element to mispredict on the random signs of
+// activations. dx is written, not added into zeros, which differs only in the sign of a
+// zero gradient.
+template <class F>
+[[gnu::noinline]] void relu_forward_span(const F* __restrict x, F* __restrict y, int64_t n) {
+  detail::simd_for(n, [&](int64_t i) { y[i] = x[i] < F(0) ? F(0) : x[i]; });
+}
+template <class F>
+[[gnu::noinline]] void relu_backward_span(const F* __restrict y, const F* __restrict dy,
+                                          F* __restrict dx, int64_t n) {
+  detail::simd_for(n, [&](int64_t i) { dx[i] = y[i] <= F(0) ? F(0) : dy[i]; });
+}
+
 // ---------------------------------------------------------------- sigmoid
 template <class T>
 void sigmoid_forward(const T* x, T* y, int64_t n) {
@@ -112,12 +127,6 @@ void silu_backward(const T* x, const T* dy, T* dx, int64_t n) {
 // for any split; dx is written rather than added into zeros. They differ from the loops
 // above only through fast_exp (within a couple of ulp of std::exp). swiglu uses the same
 // sigmoid, so swiglu(x, x) == silu(x) * x holds on both paths.
-
-constexpr int64_t kSiluGrain = 16384;  // elements per thread piece: ~10 us or more
-
-bool silu_fast(DType dtype) {
-  return (dtype == kFloat32 || dtype == kFloat64) && !reference_kernels();
-}
 
 template <class F>
 [[gnu::noinline]] void silu_forward_span(const F* __restrict x, F* __restrict y, int64_t n) {
@@ -206,21 +215,69 @@ Tensor run_backward(const Tensor& saved, const Tensor& dout, Kernel kernel) {
   return dx;
 }
 
+// Whether the fast kernels run: float32/float64, unless the reference kernels are on.
+bool fast_path(DType dtype) {
+  return (dtype == kFloat32 || dtype == kFloat64) && !reference_kernels();
+}
+
+constexpr int64_t kGrain = 16384;  // elements per thread piece: ~10 us of the cheapest kernel
+
+// The fast counterparts of run_forward/run_backward: span(in, out, n) or
+// span(saved, dout, dx, n) on contiguous pieces of the elements, one piece per thread.
+// Elements are independent, so any split gives the same bits.
+template <class Span>
+Tensor run_fast_forward(const Tensor& x, Span span) {
+  const Tensor xc = x.contiguous();
+  Tensor y = empty(x.shape(), x.dtype());
+  visit_dtype(x.dtype(), [&]<class F>() {
+    if constexpr (std::is_floating_point_v<F>) {
+      const F* in = xc.data<F>();
+      F* out = y.data<F>();
+      parallel_for(xc.numel(), kGrain,
+                   [&](int64_t i0, int64_t i1) { span(in + i0, out + i0, i1 - i0); });
+    }
+  });
+  return y;
+}
+template <class Span>
+Tensor run_fast_backward(const Tensor& saved, const Tensor& dout, Span span) {
+  const Tensor dc = dout.contiguous();
+  Tensor dx = empty(saved.shape(), saved.dtype());  // every element is written
+  visit_dtype(saved.dtype(), [&]<class F>() {
+    if constexpr (std::is_floating_point_v<F>) {
+      const F *sp = saved.data<F>(), *dy = dc.data<F>();
+      F* d = dx.data<F>();
+      parallel_for(saved.numel(), kGrain,
+                   [&](int64_t i0, int64_t i1) { span(sp + i0, dy + i0, d + i0, i1 - i0); });
+    }
+  });
+  return dx;
+}
+
 // ---------------------------------------------------------------- the Functions
 
 struct Relu : Function<Relu> {
   static constexpr std::string_view kName = "relu";
   static Tensor forward(Context<>& ctx, const Tensor& x) {
     detail::check_floating(x, "relu");
-    Tensor y =
-        run_forward(x, [](const auto* in, auto* out, int64_t n) { relu_forward(in, out, n); });
+    Tensor y = fast_path(x.dtype())
+                   ? run_fast_forward(x, [](const auto* in, auto* out,
+                                            int64_t n) { relu_forward_span(in, out, n); })
+                   : run_forward(
+                         x, [](const auto* in, auto* out, int64_t n) { relu_forward(in, out, n); });
     ctx.save_for_backward(y);  // the mask y > 0 is all backward needs
     return y;
   }
   static std::vector<Tensor> backward(Context<>& ctx, const std::vector<Tensor>& g) {
-    return {run_backward(
-        ctx.saved_tensors()[0], g[0],
-        [](const auto* y, const auto* dy, auto* dx, int64_t n) { relu_backward(y, dy, dx, n); })};
+    const Tensor y = ctx.saved_tensors()[0];
+    if (fast_path(y.dtype())) {
+      return {run_fast_backward(y, g[0], [](const auto* yp, const auto* dy, auto* dx, int64_t n) {
+        relu_backward_span(yp, dy, dx, n);
+      })};
+    }
+    return {run_backward(y, g[0], [](const auto* yp, const auto* dy, auto* dx, int64_t n) {
+      relu_backward(yp, dy, dx, n);
+    })};
   }
 };
 
@@ -263,41 +320,22 @@ struct Silu : Function<Silu> {
     detail::check_floating(x, "silu");
     const Tensor xc = x.contiguous();
     ctx.save_for_backward(xc);  // dy/dx needs x itself (sigmoid(x) is recomputed)
-    if (!silu_fast(x.dtype())) {
-      return run_forward(xc,
-                         [](const auto* in, auto* out, int64_t n) { silu_forward(in, out, n); });
+    if (fast_path(x.dtype())) {
+      return run_fast_forward(
+          xc, [](const auto* in, auto* out, int64_t n) { silu_forward_span(in, out, n); });
     }
-    Tensor y = empty(x.shape(), x.dtype());
-    visit_dtype(x.dtype(), [&]<class F>() {
-      if constexpr (std::is_floating_point_v<F>) {
-        const F* in = xc.data<F>();
-        F* out = y.data<F>();
-        parallel_for(xc.numel(), kSiluGrain, [&](int64_t i0, int64_t i1) {
-          silu_forward_span(in + i0, out + i0, i1 - i0);
-        });
-      }
-    });
-    return y;
+    return run_forward(xc, [](const auto* in, auto* out, int64_t n) { silu_forward(in, out, n); });
   }
   static std::vector<Tensor> backward(Context<>& ctx, const std::vector<Tensor>& g) {
     const Tensor x = ctx.saved_tensors()[0];
-    if (!silu_fast(x.dtype())) {
-      return {run_backward(x, g[0], [](const auto* xp, const auto* dy, auto* dx, int64_t n) {
-        silu_backward(xp, dy, dx, n);
+    if (fast_path(x.dtype())) {
+      return {run_fast_backward(x, g[0], [](const auto* xp, const auto* dy, auto* dx, int64_t n) {
+        silu_backward_span(xp, dy, dx, n);
       })};
     }
-    const Tensor dc = g[0].contiguous();
-    Tensor dx = empty(x.shape(), x.dtype());  // every element is written
-    visit_dtype(x.dtype(), [&]<class F>() {
-      if constexpr (std::is_floating_point_v<F>) {
-        const F *xp = x.data<F>(), *dy = dc.data<F>();
-        F* d = dx.data<F>();
-        parallel_for(x.numel(), kSiluGrain, [&](int64_t i0, int64_t i1) {
-          silu_backward_span(xp + i0, dy + i0, d + i0, i1 - i0);
-        });
-      }
-    });
-    return {dx};
+    return {run_backward(x, g[0], [](const auto* xp, const auto* dy, auto* dx, int64_t n) {
+      silu_backward(xp, dy, dx, n);
+    })};
   }
 };
 

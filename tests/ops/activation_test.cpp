@@ -209,20 +209,60 @@ TEST(ActivationTest, SiluFastKernelsMatchTheReference) {
   }
 }
 
-TEST(ActivationTest, SiluFastKernelsGiveTheSameBitsOnOneAndTwoThreads) {
+// relu's fast kernels select, they do not compute: values and gradients must equal the
+// reference loops exactly, kinks (0, -0) and NaN included, in the vector groups of 16 and in
+// the remainders, on transposed inputs too.
+TEST(ActivationTest, ReluFastKernelsEqualTheReference) {
+  tg::Generator gen(23);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (tg::DType dt : {tg::kFloat32, tg::kFloat64}) {
+    for (const tg::Shape& shape :
+         {tg::Shape{1}, tg::Shape{7}, tg::Shape{17, 3}, tg::Shape{129, 5}}) {
+      std::vector<double> v = values(tg::randn(shape, tg::kFloat64, gen));
+      const double kinks[] = {0.0, -0.0, nan, 1e-30, -1e-30};
+      for (size_t i = 0; i < v.size(); i += 3) v[i] = kinks[(i / 3) % 5];
+      Tensor x = tg::tensor(v, shape).to(dt);
+      if (shape.size() == 2) x = x.transpose(0, 1);
+      const Tensor dy = tg::randn(x.shape(), dt, gen);
+      std::vector<double> y[2], dx[2];
+      for (bool reference : {false, true}) {
+        tg::ReferenceKernelsGuard guard(reference);
+        Tensor leaf = x.detach().requires_grad_();
+        const Tensor out = tg::relu(leaf);
+        y[reference] = values(out);
+        dx[reference] = values(tg::grad({out}, {leaf}, {dy})[0]);
+      }
+      ASSERT_EQ(y[0].size(), y[1].size());
+      for (size_t i = 0; i < y[0].size(); ++i) {
+        if (std::isnan(y[1][i])) {
+          EXPECT_TRUE(std::isnan(y[0][i])) << shape << " y " << i;
+        } else {
+          EXPECT_EQ(y[0][i], y[1][i]) << shape << " y " << i;
+        }
+        EXPECT_EQ(dx[0][i], dx[1][i]) << shape << " dx " << i;
+      }
+    }
+  }
+}
+
+TEST(ActivationTest, SiluAndReluFastKernelsGiveTheSameBitsOnOneAndTwoThreads) {
   tg::Generator gen(22);
   for (tg::DType dt : {tg::kFloat32, tg::kFloat64}) {
     const Tensor x = tg::randn({300, 700}, dt, gen), dy = tg::randn({300, 700}, dt, gen);
-    std::vector<double> y[2], dx[2];
+    std::vector<double> y[2], dx[2], relu_y[2], relu_dx[2];
     for (int threads : {1, 2}) {
       tg::NumThreadsGuard guard(threads);
       Tensor leaf = x.detach().requires_grad_();
-      const Tensor out = tg::silu(leaf);
+      const Tensor out = tg::silu(leaf), r = tg::relu(leaf);
       y[threads - 1] = values(out);
       dx[threads - 1] = values(tg::grad({out}, {leaf}, {dy})[0]);
+      relu_y[threads - 1] = values(r);
+      relu_dx[threads - 1] = values(tg::grad({r}, {leaf}, {dy})[0]);
     }
     EXPECT_EQ(y[0], y[1]) << tg::dtype_name(dt);
     EXPECT_EQ(dx[0], dx[1]) << tg::dtype_name(dt);
+    EXPECT_EQ(relu_y[0], relu_y[1]) << tg::dtype_name(dt);
+    EXPECT_EQ(relu_dx[0], relu_dx[1]) << tg::dtype_name(dt);
   }
 }
 
