@@ -60,12 +60,18 @@ void relu_backward(const T* y, const T* dy, T* dx, int64_t n) {
 // zero gradient.
 template <class F>
 [[gnu::noinline]] void relu_forward_span(const F* __restrict x, F* __restrict y, int64_t n) {
-  detail::simd_for(n, [&](int64_t i) { y[i] = x[i] < F(0) ? F(0) : x[i]; });
+  detail::simd_for(n, [&](int64_t i) {
+    const F v = x[i];
+    y[i] = v < F(0) ? F(0) : v;
+  });
 }
 template <class F>
 [[gnu::noinline]] void relu_backward_span(const F* __restrict y, const F* __restrict dy,
                                           F* __restrict dx, int64_t n) {
-  detail::simd_for(n, [&](int64_t i) { dx[i] = y[i] <= F(0) ? F(0) : dy[i]; });
+  detail::simd_for(n, [&](int64_t i) {
+    const F g = dy[i];  // loaded for every i, so that the choice below is a blend, not a branch
+    dx[i] = y[i] <= F(0) ? F(0) : g;
+  });
 }
 
 // ---------------------------------------------------------------- sigmoid

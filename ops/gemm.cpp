@@ -208,7 +208,11 @@ void gemm_blocked(const Kernel<T>& kern, bool trans_a, bool trans_b, int64_t m, 
   // op(A)(i, p) = a[i * a_rs + p * a_cs], op(B)(p, j) = b[p * b_rs + j * b_cs]
   const int64_t a_rs = trans_a ? 1 : lda, a_cs = trans_a ? lda : 1;
   const int64_t b_rs = trans_b ? 1 : ldb, b_cs = trans_b ? ldb : 1;
-  const int64_t kc_max = std::min(kern.kc, k);
+  // k is cut into equal KC blocks of at most kern.kc (784 = 392 + 392, not 384 + 384 + 16):
+  // a thin last block would pay the loads and stores of C for a few multiply-adds. The cut
+  // depends on k alone, so every thread and every call sums in the same order.
+  const int64_t k_blocks = (k + kern.kc - 1) / kern.kc;
+  const int64_t kc_max = (k + k_blocks - 1) / k_blocks;
   const int64_t mc_max = std::min(kern.mc, (m + mr - 1) / mr * mr);
   const int64_t nc_max = std::min(kern.nc, (n + nr - 1) / nr * nr);
   T* a_pack = scratch<T>(0, static_cast<size_t>(mc_max * kc_max));
@@ -216,8 +220,8 @@ void gemm_blocked(const Kernel<T>& kern, bool trans_a, bool trans_b, int64_t m, 
   alignas(64) T tile[kMaxTile];
   for (int64_t ic = 0; ic < m; ic += kern.mc) {
     const int64_t mc = std::min(kern.mc, m - ic);
-    for (int64_t pc = 0; pc < k; pc += kern.kc) {
-      const int64_t kc = std::min(kern.kc, k - pc);
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+      const int64_t kc = std::min(kc_max, k - pc);
       const T beta_block = pc == 0 ? beta : T(1);
       pack_a(a + ic * a_rs + pc * a_cs, a_rs, a_cs, mc, kc, mr, a_pack, kern.pack_transposed);
       for (int64_t jc = 0; jc < n; jc += kern.nc) {
