@@ -78,11 +78,12 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
   // One matmul gives q, k and v side by side: (B, T, 3C). Each C-wide third splits into
   // H heads of D channels, and the heads move in front of time: (B, T, H, D) -> (B, H, T, D),
   // so that attention runs on every (batch, head) pair independently.
-  const Tensor fused = qkv(x);
-  auto heads = [&](int64_t i) {
-    return fused.narrow(2, i * C, C).reshape({B, T, n_heads, D}).transpose(1, 2);
-  };
-  Tensor q = heads(0), k = heads(1), v = heads(2);
+  // split (ops/join.h) rather than three narrows: the pieces are the same views, but split's
+  // backward writes dq, dk and dv side by side into one (B, T, 3C) gradient, where three
+  // narrows would each pad theirs with zeros to (B, T, 3C) and the engine would add the three.
+  const std::vector<Tensor> parts = split(qkv(x), C, 2);
+  auto heads = [&](const Tensor& part) { return part.reshape({B, T, n_heads, D}).transpose(1, 2); };
+  Tensor q = heads(parts[0]), k = heads(parts[1]), v = heads(parts[2]);
   if (use_rope) {
     const Tensor positions = arange(static_cast<double>(T), kInt64);
     q = rope(q, positions, rope_theta);

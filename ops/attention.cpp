@@ -264,8 +264,9 @@ F row_max(const F* x, int64_t len) {
 }
 
 /// e^x: the vectorisable version for float, libm's for double (only the tests use double).
+/// Always inlined: a call per element would keep exp_shifted's loop scalar.
 template <class F>
-F exp_of(F x) {
+[[gnu::always_inline]] inline F exp_of(F x) {
   if constexpr (std::is_same_v<F, float>) {
     return detail::fast_exp(x);  // ops/vector_math.h: plain arithmetic, so loops vectorise
   } else {

@@ -83,16 +83,21 @@ void gemm_micro_portable(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, 
 
 // ---------------------------------------------------------------- blocking parameters
 template <class T>
-using PackTransposed = void (*)(const T* src, int64_t ld, int64_t kc, int width, T* dst);
+using PackTransposed = void (*)(const T* src, int64_t ld, int64_t kc, int w, int width, T* dst);
+
+template <class T>
+using PackRows = void (*)(const T* src, int64_t ld, int64_t kc, int w, int width, T* dst);
 
 template <class T>
 struct Kernel {
   int mr, nr;          // the register tile
   int64_t kc, mc, nc;  // the cache blocks (mc a multiple of mr, nc of nr)
   GemmMicroKernel<T> fn;
-  // Optional: a vectorised packing of a full panel whose rows are contiguous (a row-major
-  // A, or a transposed B). Without it the plain loops of pack_a / pack_b do it.
+  // Optional, vectorised packings; without them the plain loops of pack_a / pack_b run.
+  // pack_transposed: a full panel whose rows are contiguous (a row-major A, a transposed B);
+  // pack_rows: a panel whose columns are contiguous (a transposed A, a row-major B).
   PackTransposed<T> pack_transposed = nullptr;
+  PackRows<T> pack_rows = nullptr;
 };
 
 constexpr int kMaxTile = 16 * 32;  // the largest mr * nr of any kernel
@@ -112,7 +117,8 @@ Kernel<T> kernel_for(GemmPath path) {
               kMc,
               kNc,
               gemm_micro_avx512_f32,
-              gemm_pack_transposed_avx512_f32};
+              gemm_pack_transposed_avx512_f32,
+              gemm_pack_rows_avx512_f32};
     if (path == GemmPath::kAvx2)
       return {kAvx2MrF32, kAvx2NrF32, 384, kMc, kNc, gemm_micro_avx2_f32};
   } else {
@@ -130,13 +136,20 @@ Kernel<T> kernel_for(GemmPath path) {
 /// columns of mr values, zero-padded below the last row.
 template <class T>
 void pack_a(const T* a, int64_t rs, int64_t cs, int64_t rows, int64_t kc, int mr, T* dst,
-            PackTransposed<T> fast) {
+            const Kernel<T>& kern) {
   for (int64_t i0 = 0; i0 < rows; i0 += mr, dst += mr * kc) {
     const int64_t h = std::min<int64_t>(mr, rows - i0);
+    // The vectorised packings pad a short panel with zeros themselves.
+    if (rs == 1 && kern.pack_rows != nullptr) {
+      kern.pack_rows(a + i0, cs, kc, static_cast<int>(h), mr, dst);
+      continue;
+    }
+    if (cs == 1 && kern.pack_transposed != nullptr) {
+      kern.pack_transposed(a + i0 * rs, rs, kc, static_cast<int>(h), mr, dst);
+      continue;
+    }
     if (h < mr) std::fill(dst, dst + mr * kc, T(0));
-    if (cs == 1 && h == mr && fast != nullptr) {
-      fast(a + i0 * rs, rs, kc, mr, dst);
-    } else if (cs == 1) {  // rows of A are contiguous: read along them
+    if (cs == 1) {  // rows of A are contiguous: read along them
       for (int64_t i = 0; i < h; ++i) {
         const T* src = a + (i0 + i) * rs;
         for (int64_t p = 0; p < kc; ++p) dst[p * mr + i] = src[p];
@@ -154,14 +167,21 @@ void pack_a(const T* a, int64_t rs, int64_t cs, int64_t rows, int64_t kc, int mr
 /// rows of nr values, zero-padded right of the last column.
 template <class T>
 void pack_b(const T* b, int64_t rs, int64_t cs, int64_t kc, int64_t cols, int nr, T* dst,
-            PackTransposed<T> fast) {
+            const Kernel<T>& kern) {
   for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * kc) {
     const int64_t w = std::min<int64_t>(nr, cols - j0);
+    // The vectorised packings pad a short panel with zeros themselves.
+    if (cs == 1 && kern.pack_rows != nullptr) {
+      kern.pack_rows(b + j0, rs, kc, static_cast<int>(w), nr, dst);
+      continue;
+    }
+    if (rs == 1 && kern.pack_transposed != nullptr) {
+      kern.pack_transposed(b + j0 * cs, cs, kc, static_cast<int>(w), nr, dst);
+      continue;
+    }
     if (w < nr) std::fill(dst, dst + nr * kc, T(0));
     if (cs == 1) {  // rows of B are contiguous: whole rows of the panel are copied
       for (int64_t p = 0; p < kc; ++p) std::copy_n(b + p * rs + j0, w, dst + p * nr);
-    } else if (w == nr && fast != nullptr) {
-      fast(b + j0 * cs, cs, kc, nr, dst);
     } else {  // B is transposed in memory: read along its stored rows
       for (int64_t j = 0; j < w; ++j) {
         const T* src = b + (j0 + j) * cs;
@@ -223,10 +243,10 @@ void gemm_blocked(const Kernel<T>& kern, bool trans_a, bool trans_b, int64_t m, 
     for (int64_t pc = 0; pc < k; pc += kc_max) {
       const int64_t kc = std::min(kc_max, k - pc);
       const T beta_block = pc == 0 ? beta : T(1);
-      pack_a(a + ic * a_rs + pc * a_cs, a_rs, a_cs, mc, kc, mr, a_pack, kern.pack_transposed);
+      pack_a(a + ic * a_rs + pc * a_cs, a_rs, a_cs, mc, kc, mr, a_pack, kern);
       for (int64_t jc = 0; jc < n; jc += kern.nc) {
         const int64_t nc = std::min(kern.nc, n - jc);
-        pack_b(b + pc * b_rs + jc * b_cs, b_rs, b_cs, kc, nc, nr, b_pack, kern.pack_transposed);
+        pack_b(b + pc * b_rs + jc * b_cs, b_rs, b_cs, kc, nc, nr, b_pack, kern);
         for (int64_t ir = 0; ir < mc; ir += mr) {
           const int64_t h = std::min<int64_t>(mr, mc - ir);
           const T* ap = a_pack + ir * kc;

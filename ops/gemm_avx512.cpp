@@ -79,23 +79,41 @@ inline __attribute__((always_inline)) void transpose16(__m512 r[16]) {
 
 }  // namespace
 
-void gemm_pack_transposed_avx512_f32(const float* src, int64_t ld, int64_t kc, int width,
+void gemm_pack_transposed_avx512_f32(const float* src, int64_t ld, int64_t kc, int w, int width,
                                      float* dst) {
   int64_t p0 = 0;
   for (; p0 + 16 <= kc; p0 += 16) {
     for (int j0 = 0; j0 < width; j0 += 16) {
-      const int rows = width - j0 < 16 ? width - j0 : 16;
+      const int rows = w - j0 < 16 ? w - j0 : 16;  // rows to read (<= 0: all padding)
+      const int keep = width - j0 < 16 ? width - j0 : 16;
       __m512 r[16];
       for (int i = 0; i < 16; ++i) {
         r[i] = i < rows ? _mm512_loadu_ps(src + (j0 + i) * ld + p0) : _mm512_setzero_ps();
       }
       transpose16(r);
-      const __mmask16 keep = static_cast<__mmask16>((1u << rows) - 1u);
-      for (int q = 0; q < 16; ++q) _mm512_mask_storeu_ps(dst + (p0 + q) * width + j0, keep, r[q]);
+      const auto mask = static_cast<__mmask16>((1u << keep) - 1u);
+      for (int q = 0; q < 16; ++q) _mm512_mask_storeu_ps(dst + (p0 + q) * width + j0, mask, r[q]);
     }
   }
   for (; p0 < kc; ++p0) {  // the last kc % 16 columns, one value at a time
-    for (int j = 0; j < width; ++j) dst[p0 * width + j] = src[j * ld + p0];
+    for (int j = 0; j < width; ++j) dst[p0 * width + j] = j < w ? src[j * ld + p0] : 0.0f;
+  }
+}
+
+void gemm_pack_rows_avx512_f32(const float* src, int64_t ld, int64_t kc, int w, int width,
+                               float* dst) {
+  // A lane past w is never read (a masked-off lane of a load cannot fault) and is stored
+  // as 0; a lane past width is never stored.
+  auto mask = [](int n) {
+    return static_cast<__mmask16>(n <= 0 ? 0u : n >= 16 ? 0xffffu : (1u << n) - 1u);
+  };
+  const __mmask16 read_lo = mask(w), read_hi = mask(w - 16);
+  const __mmask16 write_lo = mask(width), write_hi = mask(width - 16);
+  for (int64_t p = 0; p < kc; ++p, src += ld, dst += width) {
+    _mm512_mask_storeu_ps(dst, write_lo, _mm512_maskz_loadu_ps(read_lo, src));
+    if (width > 16) {
+      _mm512_mask_storeu_ps(dst + 16, write_hi, _mm512_maskz_loadu_ps(read_hi, src + 16));
+    }
   }
 }
 

@@ -28,11 +28,18 @@ inline constexpr int kAvx2MrF64 = 6, kAvx2NrF64 = 8;
 
 void gemm_micro_avx512_f32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                            float alpha, float beta);
-/// Packs `width` rows of a row-major matrix (row j at src + j * ld, read along kc values)
-/// transposed: dst[p * width + j] = src[j * ld + p] (the packing of a panel whose rows
-/// are stored contiguously, with 16 x 16 register transposes; width <= 32).
-void gemm_pack_transposed_avx512_f32(const float* src, int64_t ld, int64_t kc, int width,
+/// Packs `w` rows of a row-major matrix (row j at src + j * ld, read along kc values)
+/// transposed into rows of `width`: dst[p * width + j] = src[j * ld + p] for j < w, 0 for
+/// w <= j < width (the packing of a panel whose rows are stored contiguously, with 16 x 16
+/// register transposes; w <= width <= 32).
+void gemm_pack_transposed_avx512_f32(const float* src, int64_t ld, int64_t kc, int w, int width,
                                      float* dst);
+/// Packs kc rows of `w` contiguous values (row p at src + p * ld) into rows of `width`:
+/// dst[p * width + j] = src[p * ld + j] for j < w, 0 for w <= j < width (w <= width <= 32).
+/// The packing of a panel whose columns are stored contiguously (a row-major B, or a
+/// transposed A), with masked vector loads and stores instead of a copy call per row.
+void gemm_pack_rows_avx512_f32(const float* src, int64_t ld, int64_t kc, int w, int width,
+                               float* dst);
 void gemm_micro_avx512_f64(int64_t kc, const double* a, const double* b, double* c, int64_t ldc,
                            double alpha, double beta);
 void gemm_micro_avx2_f32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
