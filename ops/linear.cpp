@@ -20,6 +20,7 @@
 #include "ops/linear.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "ops/elementwise.h"
 #include "ops/gemm.h"
@@ -98,13 +99,26 @@ template <class C>
   }
 }
 
-/// dx = dy W, dW = dy^T x, db = sum_n dy (each written, not accumulated); null skips one.
+/// Which of dx, dW, db the fast backward adds into (an existing .grad) instead of writing.
+struct AddInto {
+  bool x = false, w = false, b = false;
+};
+
+/// dx = dy W, dW = dy^T x, db = sum_n dy; each written, or added into what it holds (gemm's
+/// beta = 1) where `add` says so; null skips one.
 template <class C>
 void linear_backward_fast(const C* dy, const C* x, const C* w, C* dx, C* dw, C* db, int64_t n_rows,
-                          int64_t in, int64_t out) {
-  if (dx != nullptr) gemm(false, false, n_rows, in, out, C(1), dy, out, w, in, C(0), dx, in);
-  if (dw != nullptr) gemm(true, false, out, in, n_rows, C(1), dy, out, x, in, C(0), dw, in);
-  if (db != nullptr) column_sums(dy, db, n_rows, out);
+                          int64_t in, int64_t out, AddInto add) {
+  if (dx != nullptr)
+    gemm(false, false, n_rows, in, out, C(1), dy, out, w, in, C(add.x ? 1 : 0), dx, in);
+  if (dw != nullptr)
+    gemm(true, false, out, in, n_rows, C(1), dy, out, x, in, C(add.w ? 1 : 0), dw, in);
+  if (db != nullptr && !add.b) column_sums(dy, db, n_rows, out);
+  if (db != nullptr && add.b) {  // the whole sum first, then one addition, as the engine would
+    std::vector<C> sum(static_cast<size_t>(out));
+    column_sums(dy, sum.data(), n_rows, out);
+    for (int64_t o = 0; o < out; ++o) db[o] += sum[static_cast<size_t>(o)];
+  }
 }
 
 // ---------------------------------------------------------------- helpers
@@ -148,6 +162,7 @@ void check_args(const Tensor& x, const Tensor& w, const Tensor& b) {
 // ---------------------------------------------------------------- Function
 struct Linear : Function<Linear> {
   static constexpr std::string_view kName = "linear";
+  static constexpr bool kAddsIntoGrad = true;  // see Context::grad_destination
   struct State {
     bool has_bias = false;
   };
@@ -182,22 +197,50 @@ struct Linear : Function<Linear> {
     const bool need_x = ctx.needs_input_grad(0), need_w = ctx.needs_input_grad(1);
     const bool need_b = ctx.state.has_bias && ctx.needs_input_grad(2);
     const Tensor dy = prepared(g[0], ct), xc = prepared(x, ct), wc = prepared(w, ct);
-    // The reference kernel accumulates into zeros; the fast one writes every element.
     const bool reference = reference_kernels();
-    auto make = [&](bool needed, const Shape& shape) {
-      return !needed ? Tensor() : reference ? zeros(shape, ct) : empty(shape, ct);
+    // The fast kernel adds straight into an input's .grad when the engine offers it (the GEMM
+    // with beta = 1: no gradient-sized temporary written, then read again to be added). The
+    // .grad must be in the compute type and share no memory with what the kernel reads.
+    auto destination = [&](size_t i) {
+      const Tensor into = ctx.grad_destination(i);
+      const bool usable = !reference && into.defined() && into.dtype() == ct &&
+                          into.storage() != dy.storage() && into.storage() != xc.storage() &&
+                          into.storage() != wc.storage();
+      return usable ? into : Tensor();
     };
-    Tensor dx = make(need_x, x.shape()), dw = make(need_w, w.shape()), db = make(need_b, {out});
+    const Tensor into_x = need_x ? destination(0) : Tensor();
+    const Tensor into_w = need_w ? destination(1) : Tensor();
+    const Tensor into_b = need_b ? destination(2) : Tensor();
+    // Otherwise the reference kernel accumulates into zeros; the fast one writes every element.
+    auto make = [&](bool needed, const Tensor& into, const Shape& shape) {
+      return !needed          ? Tensor()
+             : into.defined() ? into
+             : reference      ? zeros(shape, ct)
+                              : empty(shape, ct);
+    };
+    Tensor dx = make(need_x, into_x, x.shape()), dw = make(need_w, into_w, w.shape()),
+           db = make(need_b, into_b, {out});
+    const AddInto add{into_x.defined(), into_w.defined(), into_b.defined()};
     visit_dtype(ct, [&]<class C>() {
       if constexpr (std::is_floating_point_v<C>) {
-        const auto kernel = reference ? linear_backward_kernel<C> : linear_backward_fast<C>;
-        kernel(dy.data<C>(), xc.data<C>(), wc.data<C>(), need_x ? dx.data<C>() : nullptr,
-               need_w ? dw.data<C>() : nullptr, need_b ? db.data<C>() : nullptr, n_rows, in, out);
+        C* dx_p = need_x ? dx.data<C>() : nullptr;
+        C* dw_p = need_w ? dw.data<C>() : nullptr;
+        C* db_p = need_b ? db.data<C>() : nullptr;
+        if (reference) {
+          linear_backward_kernel(dy.data<C>(), xc.data<C>(), wc.data<C>(), dx_p, dw_p, db_p, n_rows,
+                                 in, out);
+        } else {
+          linear_backward_fast(dy.data<C>(), xc.data<C>(), wc.data<C>(), dx_p, dw_p, db_p, n_rows,
+                               in, out, add);
+        }
       }
     });
+    // A gradient added into its .grad is returned as that .grad: "already delivered".
     const DType dt = x.dtype();
-    return {need_x ? finished(dx, dt) : Tensor(), need_w ? finished(dw, dt) : Tensor(),
-            need_b ? finished(db, dt) : Tensor()};
+    auto result = [&](bool needed, const Tensor& into, const Tensor& d) {
+      return !needed ? Tensor() : into.defined() ? into : finished(d, dt);
+    };
+    return {result(need_x, into_x, dx), result(need_w, into_w, dw), result(need_b, into_b, db)};
   }
 };
 
