@@ -102,18 +102,19 @@ IdsByRow group_by_row(const int64_t* ids, int64_t n_ids, int64_t vocab) {
 }
 
 /// row = (or +=, with `accumulate`) dout[pos[0]] + dout[pos[1]] + ... + dout[pos[count-1]],
-/// added left to right as in the plain loop; columns in blocks of kLanes to vectorise.
+/// added left to right as in the plain loop; columns in blocks of kLanes to vectorise. Row n
+/// of dout starts at dout + n * stride (stride 0: every row is the same one).
 template <class F>
 TG_WIDE_VECTORS void sum_gradient_rows(F* __restrict row, const F* __restrict dout,
                                        const int64_t* pos, int64_t count, int64_t dim,
-                                       bool accumulate) {
+                                       int64_t stride, bool accumulate) {
   constexpr int64_t W = detail::kLanes<F>;
   int64_t c = 0;
   for (; c + W <= dim; c += W) {
     F acc[W];
-    for (int64_t j = 0; j < W; ++j) acc[j] = dout[pos[0] * dim + c + j];
+    for (int64_t j = 0; j < W; ++j) acc[j] = dout[pos[0] * stride + c + j];
     for (int64_t k = 1; k < count; ++k) {
-      for (int64_t j = 0; j < W; ++j) acc[j] += dout[pos[k] * dim + c + j];
+      for (int64_t j = 0; j < W; ++j) acc[j] += dout[pos[k] * stride + c + j];
     }
     if (accumulate) {
       for (int64_t j = 0; j < W; ++j) row[c + j] += acc[j];
@@ -122,8 +123,8 @@ TG_WIDE_VECTORS void sum_gradient_rows(F* __restrict row, const F* __restrict do
     }
   }
   for (; c < dim; ++c) {
-    F acc = dout[pos[0] * dim + c];
-    for (int64_t k = 1; k < count; ++k) acc += dout[pos[k] * dim + c];
+    F acc = dout[pos[0] * stride + c];
+    for (int64_t k = 1; k < count; ++k) acc += dout[pos[k] * stride + c];
     row[c] = accumulate ? row[c] + acc : acc;
   }
 }
@@ -132,8 +133,9 @@ TG_WIDE_VECTORS void sum_gradient_rows(F* __restrict row, const F* __restrict do
 /// the padding row), or with `accumulate` += into an existing gradient (rows no id hits are
 /// left alone). Table rows are shared between threads.
 template <class F>
-void embedding_backward_fast(const int64_t* ids, const F* dout, F* dtable, int64_t n_ids,
-                             int64_t vocab, int64_t dim, int64_t padding_idx, bool accumulate) {
+void embedding_backward_fast(const int64_t* ids, const F* dout, int64_t dout_stride, F* dtable,
+                             int64_t n_ids, int64_t vocab, int64_t dim, int64_t padding_idx,
+                             bool accumulate) {
   if (dim == 0) return;
   const IdsByRow g = group_by_row(ids, n_ids, vocab);
   parallel_for(vocab, rows_grain(dim), [&](int64_t begin, int64_t end) {
@@ -141,7 +143,8 @@ void embedding_backward_fast(const int64_t* ids, const F* dout, F* dtable, int64
       const int64_t count = v == padding_idx ? 0 : g.start[v + 1] - g.start[v];
       F* row = dtable + v * dim;
       if (count > 0) {
-        sum_gradient_rows(row, dout, g.order.data() + g.start[v], count, dim, accumulate);
+        sum_gradient_rows(row, dout, g.order.data() + g.start[v], count, dim, dout_stride,
+                          accumulate);
       } else if (!accumulate) {
         std::fill(row, row + dim, F(0));
       }
@@ -169,6 +172,14 @@ void check_ids(const Tensor& ids, int64_t vocab) {
              "rows (ids must be in [0, {}))",
              p[i], position(ids.shape(), i), ids.shape(), vocab, vocab);
   }
+}
+
+/// True when every leading dim of dout has stride 0: all of its rows are one row.
+bool broadcast_rows(const Tensor& dout) {
+  for (size_t d = 0; d + 1 < dout.dim(); ++d) {
+    if (dout.strides()[d] != 0 && dout.shape()[d] != 1) return false;
+  }
+  return dout.dim() >= 2;
 }
 
 // ---------------------------------------------------------------- Function
@@ -226,14 +237,24 @@ struct Embedding : Function<Embedding> {
     const Tensor ids = ctx.saved_tensors()[0];
     const State& s = ctx.state;
     const DType ct = compute_type(s.dtype);
+    const bool plain = reference_kernels();
     // f16/bf16: accumulate in float32, round once per element at the end.
     Tensor dout = g[0];
-    if (dout.dtype() != ct || !dout.is_contiguous()) {
+    const int64_t dim = s.table_shape[1];
+    int64_t dout_stride = dim;  // from one id's gradient row to the next
+    if (!plain && broadcast_rows(dout) && dout.numel() > 0) {
+      // The same row for every id (sum's backward expands one value; a broadcast upstream
+      // gradient does the same): the fast kernel reads that one row n_ids times instead of
+      // an (n_ids, D) copy of it. The sums are the same, term by term.
+      Tensor row = empty({dim}, ct);
+      row.copy_(dout.reshape({-1, dim}).select(0, 0));
+      dout = row;
+      dout_stride = 0;
+    } else if (dout.dtype() != ct || !dout.is_contiguous()) {
       Tensor c = empty(dout.shape(), ct);
       c.copy_(dout);
       dout = c;
     }
-    const bool plain = reference_kernels();
     // The fast kernel adds into table.grad when the engine offers it (float32/float64
     // tables: the gradient is in the compute type), else it writes every row of a new dtable.
     const Tensor into = ctx.grad_destination(1);
@@ -246,9 +267,9 @@ struct Embedding : Function<Embedding> {
           embedding_backward_kernel(ids.data<int64_t>(), dout.data<F>(), dtable.data<F>(),
                                     ids.numel(), s.table_shape[1], s.padding_idx);
         } else {
-          embedding_backward_fast(ids.data<int64_t>(), dout.data<F>(), dtable.data<F>(),
-                                  ids.numel(), s.table_shape[0], s.table_shape[1], s.padding_idx,
-                                  accumulate);
+          embedding_backward_fast(ids.data<int64_t>(), dout.data<F>(), dout_stride,
+                                  dtable.data<F>(), ids.numel(), s.table_shape[0], dim,
+                                  s.padding_idx, accumulate);
         }
       }
     });

@@ -280,13 +280,12 @@ struct Sum : Function<Sum> {
     return reduce(x, r, 0.0, kPlus, kAsIs).view(r.out);
   }
   // backward: d(out[g])/d(x[i]) = 1 for every i in group g, so dx[i] = dout[g]
+  // That is dout broadcast over each group: an expanded view of it, no copy (as in PyTorch).
+  // The op that receives it reads it in place, or copies it out only if it must; a leaf's
+  // .grad gets its own memory (core/autograd.cpp). Nothing may write into it.
   static std::vector<Tensor> backward(Context<State>& ctx, const std::vector<Tensor>& g) {
     if (!ctx.needs_input_grad(0)) return {Tensor()};
-    if (const Runs runs = fast_spread_runs(g[0], ctx.state.x_shape, ctx.state.keep);
-        runs.outer > 0) {
-      return {spread_runs(g[0], ctx.state.x_shape, runs, kAsIs)};
-    }
-    return {as_keep(g[0], ctx.state.keep).expand(ctx.state.x_shape).contiguous()};
+    return {as_keep(g[0], ctx.state.keep).expand(ctx.state.x_shape)};
   }
 };
 

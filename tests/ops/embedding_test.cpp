@@ -220,6 +220,34 @@ TEST(EmbeddingTest, FastKernelsMatchTheReferenceExactly) {
   }
 }
 
+TEST(EmbeddingTest, ABroadcastGradientGivesTheSameBitsAsItsCopy) {
+  // The fast backward reads a gradient whose rows are all one row (sum's backward, an
+  // expanded row) without copying it out; the sums must equal those of the materialised
+  // gradient and of the reference loop. Row strides 0 over 1, 2 leading dims and size-1 dims.
+  Generator gen(6);
+  for (DType dtype : {kFloat32, kFloat64, kBFloat16}) {
+    const Tensor table = randn({9, 21}, kFloat32, gen).to(dtype).requires_grad_();
+    for (const Shape& ids_shape : {Shape{40}, Shape{5, 8}, Shape{1, 40}}) {
+      SCOPED_TRACE(fmt::format("{} ids {}", dtype, ids_shape));
+      const Tensor ids = randint(0, 9, ids_shape, kInt64, gen);
+      Shape out_shape = ids_shape;
+      out_shape.push_back(21);
+      const Tensor row = randn({21}, kFloat32, gen).to(dtype);
+      const Tensor broadcast = row.expand(out_shape);  // every leading stride 0
+      const Tensor copied = broadcast.contiguous();
+      const Tensor fast = grad_of(embedding(ids, table, 4), table, broadcast);
+      EXPECT_EQ(as_doubles(fast), as_doubles(grad_of(embedding(ids, table, 4), table, copied)));
+      ReferenceKernelsGuard plain(true);
+      EXPECT_EQ(as_doubles(fast), as_doubles(grad_of(embedding(ids, table, 4), table, copied)));
+    }
+    // sum's backward: a 0-d gradient expanded to every element
+    const Tensor ids = randint(0, 9, {33}, kInt64, gen);
+    const Tensor fast = grad({sum(embedding(ids, table))}, {table})[0];
+    ReferenceKernelsGuard plain(true);
+    EXPECT_EQ(as_doubles(fast), as_doubles(grad({sum(embedding(ids, table))}, {table})[0]));
+  }
+}
+
 TEST(EmbeddingTest, FastKernelsAreBitIdenticalForOneAndTwoThreads) {
   Generator gen(4);
   const Tensor table = randn({3000, 70}, kFloat32, gen).requires_grad_();
