@@ -14,8 +14,8 @@
 //   PyTorch's default init, AdamW(lr 1e-3, betas 0.9/0.999, eps 1e-8, weight decay 0.01),
 //   batch 128, a new random order each epoch (nn::DataLoader), cross-entropy.
 // After every epoch it measures the accuracy on the test set and saves a checkpoint. Five
-// epochs reach 87.9% on average: over seeds 0-19, 87.2% to 88.5%, 88.0% or more for 9 of
-// the 20 (seed 0: 87.8%). PyTorch with the same settings: 87.8% on average, 87.3% to 88.3%
+// epochs reach 87.9% on average: over seeds 0-19, 87.4% to 88.5%, 88.0% or more for 8 of
+// the 20 (seed 0: 87.9%). PyTorch with the same settings: 87.8% on average, 87.3% to 88.3%
 // (docs/performance.md has the sweep and its commands). Ctrl-C saves a checkpoint and exits
 // cleanly; --resume continues bit-identically, even from the middle of an epoch. In DIR it leaves
 // checkpoint.safetensors, metrics.csv and loss.svg.
