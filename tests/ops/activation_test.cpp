@@ -175,6 +175,28 @@ TEST(ActivationTest, HalfTypesRoundTheFloatResult) {
 // of their terms — |x * s| for y, |dy| * s * (1 + |x| (1 - s)) for dx — 32 ulp here, plus
 // 1e-33 (float) / 1e-300 (double) where e^x is below the smallest normal number and the fast
 // exp gives 0.
+// op(x) and its gradient for dy, on the fast kernels ([0]) and on the plain loops ([1]).
+struct BothPaths {
+  std::vector<double> y[2], dx[2];
+};
+BothPaths on_both_paths(Tensor (*op)(const Tensor&, tg::Here), const Tensor& x, const Tensor& dy) {
+  BothPaths r;
+  for (bool reference : {false, true}) {
+    tg::ReferenceKernelsGuard guard(reference);
+    Tensor leaf = x.detach().requires_grad_();
+    const Tensor out = op(leaf, tg::Here::current());
+    r.y[reference] = values(out);
+    r.dx[reference] = values(tg::grad({out}, {leaf}, {dy})[0]);
+  }
+  return r;
+}
+
+// values v as a tensor of `shape` in dtype dt, transposed when 2-D (so not contiguous).
+Tensor laid_out(const std::vector<double>& v, const tg::Shape& shape, tg::DType dt) {
+  Tensor x = tg::tensor(v, shape).to(dt);
+  return shape.size() == 2 ? x.transpose(0, 1) : x;
+}
+
 TEST(ActivationTest, SiluFastKernelsMatchTheReference) {
   tg::Generator gen(21);
   for (tg::DType dt : {tg::kFloat32, tg::kFloat64}) {
@@ -186,17 +208,9 @@ TEST(ActivationTest, SiluFastKernelsMatchTheReference) {
       std::vector<double> v = values(tg::mul(tg::randn(shape, tg::kFloat64, gen), 4.0));
       const double extremes[] = {0.0, 30.0, -30.0, -88.0, -100.0, 750.0, -750.0};
       for (size_t i = 0; i < v.size(); i += 4) v[i] = extremes[(i / 4) % 7];
-      Tensor x = tg::tensor(v, shape).to(dt);
-      if (shape.size() == 2) x = x.transpose(0, 1);
+      const Tensor x = laid_out(v, shape, dt);
       const Tensor dy = tg::randn(x.shape(), dt, gen);
-      std::vector<double> y[2], dx[2];
-      for (bool reference : {false, true}) {
-        tg::ReferenceKernelsGuard guard(reference);
-        Tensor leaf = x.detach().requires_grad_();
-        const Tensor out = tg::silu(leaf);
-        y[reference] = values(out);
-        dx[reference] = values(tg::grad({out}, {leaf}, {dy})[0]);
-      }
+      const auto [y, dx] = on_both_paths(tg::silu, x, dy);
       const std::vector<double> xv = values(x), gv = values(dy);
       for (size_t i = 0; i < xv.size(); ++i) {
         const double s = 1 / (1 + std::exp(-xv[i]));
@@ -221,17 +235,9 @@ TEST(ActivationTest, ReluFastKernelsEqualTheReference) {
       std::vector<double> v = values(tg::randn(shape, tg::kFloat64, gen));
       const double kinks[] = {0.0, -0.0, nan, 1e-30, -1e-30};
       for (size_t i = 0; i < v.size(); i += 3) v[i] = kinks[(i / 3) % 5];
-      Tensor x = tg::tensor(v, shape).to(dt);
-      if (shape.size() == 2) x = x.transpose(0, 1);
+      const Tensor x = laid_out(v, shape, dt);
       const Tensor dy = tg::randn(x.shape(), dt, gen);
-      std::vector<double> y[2], dx[2];
-      for (bool reference : {false, true}) {
-        tg::ReferenceKernelsGuard guard(reference);
-        Tensor leaf = x.detach().requires_grad_();
-        const Tensor out = tg::relu(leaf);
-        y[reference] = values(out);
-        dx[reference] = values(tg::grad({out}, {leaf}, {dy})[0]);
-      }
+      const auto [y, dx] = on_both_paths(tg::relu, x, dy);
       ASSERT_EQ(y[0].size(), y[1].size());
       for (size_t i = 0; i < y[0].size(); ++i) {
         if (std::isnan(y[1][i])) {
