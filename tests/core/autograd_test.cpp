@@ -450,7 +450,6 @@ TEST(AutogradTest, AGradientSomeoneElseHoldsIsCopiedIntoTheGrad) {
   leaf.backward(upstream);
   EXPECT_EQ(values(leaf.grad()), (std::vector<double>{10, 10}));
   EXPECT_EQ(values(upstream), (std::vector<double>{5, 5}));
-
 }
 
 }  // namespace
