@@ -1,0 +1,122 @@
+// tests/tools/exercise_markers_test.cpp — the registry and the blanking of tools/student_tree.
+#include "tools/exercise_markers.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+using tg::tools::blank_exercises;
+using tg::tools::Exercise;
+using tg::tools::exercises_from;
+using tg::tools::parse_registry;
+
+const std::vector<Exercise> kCourse = {{"tape.reverse", "docs/course/02-autograd.md"},
+                                       {"rms_norm.backward", "docs/course/06-rms-norm.md"},
+                                       {"adamw.step", "docs/course/14-optimizers.md"}};
+
+constexpr const char* kSource =
+    "int f(int x) {\n"
+    "  // exercise rms_norm.backward: begin\n"
+    "  int y = x * 2;\n"
+    "  return y;\n"
+    "  // exercise rms_norm.backward: end\n"
+    "}\n"
+    "void g() {\n"
+    "    // exercise adamw.step: begin\n"
+    "    step();\n"
+    "    // exercise adamw.step: end\n"
+    "}\n";
+
+TEST(ExerciseRegistryTest, ListsExercisesInOrderSkippingCommentsAndBlankLines) {
+  const auto course = parse_registry(
+      "# the course\n\ntape.reverse   docs/course/02-autograd.md\n"
+      "rms_norm.backward\tdocs/course/06-rms-norm.md");
+  ASSERT_EQ(course.size(), 2u);
+  EXPECT_EQ(course[0].id, "tape.reverse");
+  EXPECT_EQ(course[0].chapter, "docs/course/02-autograd.md");
+  EXPECT_EQ(course[1].id, "rms_norm.backward");
+  EXPECT_EQ(course[1].chapter, "docs/course/06-rms-norm.md");
+}
+
+TEST(ExerciseRegistryTest, RejectsMalformedLinesAndRepeatsNamingTheLine) {
+  EXPECT_THAT([] { parse_registry("ok.one a.md\nBad-Id b.md\n"); },
+              ThrowsMessage<tg::ValueError>(HasSubstr("line 2")));
+  EXPECT_THAT([] { parse_registry("no_chapter\n"); },
+              ThrowsMessage<tg::ValueError>(HasSubstr("expected \"<id> <chapter>\"")));
+  EXPECT_THAT([] { parse_registry("a.b x.md\n\na.b y.md\n"); },
+              ThrowsMessage<tg::ValueError>(HasSubstr("line 3: exercise a.b is listed twice")));
+}
+
+TEST(ExerciseRegistryTest, FromSelectsAnExerciseAndEveryOneAfterIt) {
+  EXPECT_THAT(exercises_from(kCourse, ""),
+              ElementsAre("adamw.step", "rms_norm.backward", "tape.reverse"));
+  EXPECT_THAT(exercises_from(kCourse, "rms_norm.backward"),
+              ElementsAre("adamw.step", "rms_norm.backward"));
+  EXPECT_THAT([] { exercises_from(kCourse, "rmsnorm"); },
+              ThrowsMessage<tg::ValueError>(HasSubstr("--from rmsnorm: no such exercise")));
+}
+
+TEST(BlankExercisesTest, ReplacesChosenBodiesAndKeepsEverythingElse) {
+  std::vector<std::string> found;
+  const std::string out = blank_exercises(kSource, "f.cpp", kCourse, {"rms_norm.backward"}, &found);
+  EXPECT_EQ(out,
+            "int f(int x) {\n"
+            "  // exercise rms_norm.backward: begin\n"
+            "  ::tg::detail::exercise_not_implemented(\"rms_norm.backward\", "
+            "\"docs/course/06-rms-norm.md\");\n"
+            "  // exercise rms_norm.backward: end\n"
+            "}\n"
+            "void g() {\n"
+            "    // exercise adamw.step: begin\n"
+            "    step();\n"
+            "    // exercise adamw.step: end\n"
+            "}\n");
+  EXPECT_THAT(found, ElementsAre("rms_norm.backward", "adamw.step"));
+}
+
+TEST(BlankExercisesTest, NothingToBlankGivesTheSameBytes) {
+  EXPECT_EQ(blank_exercises(kSource, "f.cpp", kCourse, {}, nullptr), kSource);
+  const std::string no_final_newline =
+      "a\n// exercise tape.reverse: begin\nb\n// exercise tape.reverse: end";
+  EXPECT_EQ(blank_exercises(no_final_newline, "f.cpp", kCourse, {}, nullptr), no_final_newline);
+}
+
+TEST(BlankExercisesTest, MalformedMarkersAreNamedWithFileAndLine) {
+  auto blank = [](const std::string& text) {
+    return blank_exercises(text, "ops/x.cpp", kCourse, {"tape.reverse"}, nullptr);
+  };
+  EXPECT_THAT([&] { blank("x\n// exercise nope.nope: begin\n"); },
+              ThrowsMessage<tg::ValueError>(HasSubstr(
+                  "ops/x.cpp:2: exercise nope.nope is not listed in tools/exercises.txt")));
+  EXPECT_THAT([&] { blank("// exercise tape.reverse: begin\nbody\n"); },
+              ThrowsMessage<tg::ValueError>(
+                  HasSubstr("ops/x.cpp:1: exercise tape.reverse begins here but never ends")));
+  EXPECT_THAT([&] { blank("// exercise tape.reverse: end\n"); },
+              ThrowsMessage<tg::ValueError>(
+                  HasSubstr("ops/x.cpp:1: the end of exercise tape.reverse without its begin")));
+  EXPECT_THAT(
+      [&] {
+        blank(
+            "// exercise tape.reverse: begin\n// exercise adamw.step: begin\n"
+            "// exercise adamw.step: end\n// exercise tape.reverse: end\n");
+      },
+      ThrowsMessage<tg::ValueError>(HasSubstr("ops/x.cpp:2: exercise adamw.step begins inside "
+                                              "exercise tape.reverse (begun on line 1)")));
+}
+
+TEST(ExerciseNotImplementedTest, NamesTheExerciseAndItsChapter) {
+  EXPECT_THAT(
+      [] {
+        tg::detail::exercise_not_implemented("rms_norm.backward", "docs/course/06-rms-norm.md");
+      },
+      ThrowsMessage<tg::NotImplemented>(
+          "exercise rms_norm.backward is not implemented yet — see docs/course/06-rms-norm.md"));
+}
+
+}  // namespace

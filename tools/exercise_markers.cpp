@@ -1,0 +1,152 @@
+// tools/exercise_markers.cpp — parsing the registry and blanking marked exercise bodies.
+#include "tools/exercise_markers.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace tg::tools {
+namespace {
+
+/// The lines of `text`, each without its '\n' (a last line without one is still a line).
+std::vector<std::string_view> lines_of(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    const size_t eol = text.find('\n');
+    lines.push_back(text.substr(0, eol));
+    if (eol == std::string_view::npos) break;
+    text.remove_prefix(eol + 1);
+  }
+  return lines;
+}
+
+std::string_view trimmed(std::string_view s) {
+  const size_t begin = s.find_first_not_of(" \t\r");
+  if (begin == std::string_view::npos) return {};
+  const size_t end = s.find_last_not_of(" \t\r");
+  return s.substr(begin, end - begin + 1);
+}
+
+bool valid_id(std::string_view id) {
+  return !id.empty() && std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+  });
+}
+
+/// A marker line: "// exercise <id>: begin" or "...: end", after any indentation.
+struct Marker {
+  std::string_view id;
+  bool begin = false;
+};
+
+bool parse_marker(std::string_view line, Marker* marker) {
+  constexpr std::string_view kPrefix = "// exercise ";
+  const std::string_view t = trimmed(line);
+  if (!t.starts_with(kPrefix)) return false;
+  const std::string_view rest = t.substr(kPrefix.size());
+  for (const auto& [suffix, begin] : {std::pair{": begin", true}, std::pair{": end", false}}) {
+    if (rest.ends_with(suffix)) {
+      marker->id = rest.substr(0, rest.size() - std::string_view(suffix).size());
+      marker->begin = begin;
+      return valid_id(marker->id);
+    }
+  }
+  return false;
+}
+
+const Exercise* find(const std::vector<Exercise>& course, std::string_view id) {
+  for (const Exercise& e : course) {
+    if (e.id == id) return &e;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<Exercise> parse_registry(std::string_view text) {
+  std::vector<Exercise> course;
+  const std::vector<std::string_view> lines = lines_of(text);
+  for (size_t n = 0; n < lines.size(); ++n) {
+    const std::string_view line = trimmed(lines[n]);
+    if (line.empty() || line.starts_with('#')) continue;
+    const size_t space = line.find_first_of(" \t");
+    const std::string_view id = line.substr(0, space);
+    const std::string_view chapter =
+        space == std::string_view::npos ? std::string_view() : trimmed(line.substr(space));
+    TG_CHECK(valid_id(id) && !chapter.empty() && chapter.find_first_of(" \t") == chapter.npos,
+             ValueError,
+             "exercise registry, line {}: expected \"<id> <chapter>\" (id of a-z, 0-9, '_', "
+             "'.'), got \"{}\"",
+             n + 1, line);
+    TG_CHECK(find(course, id) == nullptr, ValueError,
+             "exercise registry, line {}: exercise {} is listed twice", n + 1, id);
+    course.push_back({std::string(id), std::string(chapter)});
+  }
+  return course;
+}
+
+std::set<std::string> exercises_from(const std::vector<Exercise>& course, std::string_view from) {
+  std::set<std::string> ids;
+  bool on = from.empty();
+  for (const Exercise& e : course) {
+    on = on || e.id == from;
+    if (on) ids.insert(e.id);
+  }
+  TG_CHECK(from.empty() || !ids.empty(), ValueError,
+           "--from {}: no such exercise (tools/exercises.txt lists them)", from);
+  return ids;
+}
+
+std::string blank_exercises(std::string_view source, std::string_view file_name,
+                            const std::vector<Exercise>& course, const std::set<std::string>& blank,
+                            std::vector<std::string>* found) {
+  std::string out;
+  out.reserve(source.size());
+  const Exercise* open = nullptr;  // the exercise whose body we are in
+  bool skipping = false;           // ... and whether that body is being blanked
+  size_t open_line = 0;
+  const std::vector<std::string_view> lines = lines_of(source);
+  for (size_t n = 0; n < lines.size(); ++n) {
+    const std::string_view line = lines[n];
+    const bool last_has_newline = n + 1 < lines.size() || source.ends_with('\n');
+    Marker m;
+    if (parse_marker(line, &m)) {
+      const Exercise* e = find(course, m.id);
+      TG_CHECK(e != nullptr, ValueError, "{}:{}: exercise {} is not listed in tools/exercises.txt",
+               file_name, n + 1, m.id);
+      if (m.begin) {
+        TG_CHECK(open == nullptr, ValueError,
+                 "{}:{}: exercise {} begins inside exercise {} (begun on line {})", file_name,
+                 n + 1, m.id, open ? open->id : "", open_line);
+        open = e;
+        open_line = n + 1;
+        skipping = blank.count(e->id) > 0;
+        if (found != nullptr) found->push_back(e->id);
+        out.append(line).append("\n");
+        if (skipping) {
+          const std::string_view indent = line.substr(0, line.find_first_not_of(" \t"));
+          out.append(indent)
+              .append("::tg::detail::exercise_not_implemented(\"")
+              .append(e->id)
+              .append("\", \"")
+              .append(e->chapter)
+              .append("\");\n");
+        }
+        continue;
+      }
+      TG_CHECK(open == e, ValueError, "{}:{}: the end of exercise {} without its begin", file_name,
+               n + 1, m.id);
+      open = nullptr;
+      skipping = false;
+    } else if (skipping) {
+      continue;
+    }
+    out.append(line);
+    if (last_has_newline) out.append("\n");
+  }
+  TG_CHECK(open == nullptr, ValueError, "{}:{}: exercise {} begins here but never ends", file_name,
+           open_line, open ? open->id : "");
+  return out;
+}
+
+}  // namespace tg::tools
