@@ -8,9 +8,16 @@
 namespace tg {
 namespace {
 
+// On in a learner's student tree (tools/student_tree.cpp), where the exercises are the
+// plain kernels; off everywhere else. TAPEGRAD_REFERENCE_KERNELS=1 or =0 overrides it.
+#ifndef TAPEGRAD_REFERENCE_KERNELS_BY_DEFAULT
+#define TAPEGRAD_REFERENCE_KERNELS_BY_DEFAULT 0
+#endif
+
 bool from_environment() {
   const char* value = std::getenv("TAPEGRAD_REFERENCE_KERNELS");
-  return value != nullptr && std::strcmp(value, "1") == 0;
+  if (value == nullptr) return TAPEGRAD_REFERENCE_KERNELS_BY_DEFAULT != 0;
+  return std::strcmp(value, "1") == 0;
 }
 
 std::atomic<bool>& flag() {

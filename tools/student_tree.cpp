@@ -85,6 +85,12 @@ int main(int argc, char** argv) {
       fs::permissions(out / rel, fs::status(it->path()).permissions());
       ++files;
     }
+    // The exercises are the plain kernels: the tree runs on them by default (ops/CMakeLists.txt).
+    write_file(out / "tools" / "STUDENT_TREE",
+               "A student tree, written by tools/student_tree" +
+                   (from.empty() ? std::string() : " --from " + from) +
+                   ". ops/CMakeLists.txt sees this file and makes the plain reference kernels\n"
+                   "the default (TAPEGRAD_REFERENCE_KERNELS=0 turns them off).\n");
     for (const tg::tools::Exercise& e : course) {
       TG_CHECK(marked.count(e.id) > 0, ValueError,
                "student_tree: exercise {} is listed in tools/exercises.txt but marked nowhere",
