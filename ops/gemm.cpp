@@ -132,63 +132,49 @@ Kernel<T> kernel_for(GemmPath path) {
 }
 
 // ---------------------------------------------------------------- packing
-/// Element (i, p) of op(A) is a[i * rs + p * cs]. Writes ceil(rows / mr) panels, each kc
-/// columns of mr values, zero-padded below the last row.
+/// Packs the kc x count matrix M with M(p, j) = src[p * rs + j * cs] (p runs along k) into
+/// ceil(count / width) panels, each kc rows of `width` values, zero-padded after the last j:
+/// the order in which the micro-kernel reads a panel, one k step at a time. A panel of
+/// op(B) is its rows (j a column of B, width NR); a panel of op(A) is the same thing with
+/// the roles of the strides swapped (j a row of A, width MR): see pack_a and pack_b.
 template <class T>
-void pack_a(const T* a, int64_t rs, int64_t cs, int64_t rows, int64_t kc, int mr, T* dst,
-            const Kernel<T>& kern) {
-  for (int64_t i0 = 0; i0 < rows; i0 += mr, dst += mr * kc) {
-    const int64_t h = std::min<int64_t>(mr, rows - i0);
+void pack_panels(const T* src, int64_t rs, int64_t cs, int64_t kc, int64_t count, int width, T* dst,
+                 const Kernel<T>& kern) {
+  for (int64_t j0 = 0; j0 < count; j0 += width, dst += width * kc) {
+    const int64_t w = std::min<int64_t>(width, count - j0);
     // The vectorised packings pad a short panel with zeros themselves.
-    if (rs == 1 && kern.pack_rows != nullptr) {
-      kern.pack_rows(a + i0, cs, kc, static_cast<int>(h), mr, dst);
+    if (cs == 1 && kern.pack_rows != nullptr) {
+      kern.pack_rows(src + j0, rs, kc, static_cast<int>(w), width, dst);
       continue;
     }
-    if (cs == 1 && kern.pack_transposed != nullptr) {
-      kern.pack_transposed(a + i0 * rs, rs, kc, static_cast<int>(h), mr, dst);
+    if (rs == 1 && kern.pack_transposed != nullptr) {
+      kern.pack_transposed(src + j0 * cs, cs, kc, static_cast<int>(w), width, dst);
       continue;
     }
-    if (h < mr) std::fill(dst, dst + mr * kc, T(0));
-    if (cs == 1) {  // rows of A are contiguous: read along them
-      for (int64_t i = 0; i < h; ++i) {
-        const T* src = a + (i0 + i) * rs;
-        for (int64_t p = 0; p < kc; ++p) dst[p * mr + i] = src[p];
-      }
-    } else {  // A is transposed in memory: a column of the panel is contiguous
-      for (int64_t p = 0; p < kc; ++p) {
-        const T* src = a + i0 * rs + p * cs;
-        for (int64_t i = 0; i < h; ++i) dst[p * mr + i] = src[i * rs];
+    if (w < width) std::fill(dst, dst + width * kc, T(0));
+    if (cs == 1) {  // the rows of M are contiguous: whole rows of the panel are copied
+      for (int64_t p = 0; p < kc; ++p) std::copy_n(src + p * rs + j0, w, dst + p * width);
+    } else {  // the columns of M are contiguous: read along them
+      for (int64_t j = 0; j < w; ++j) {
+        const T* col = src + (j0 + j) * cs;
+        for (int64_t p = 0; p < kc; ++p) dst[p * width + j] = col[p * rs];
       }
     }
   }
 }
 
-/// Element (p, j) of op(B) is b[p * rs + j * cs]. Writes ceil(cols / nr) panels, each kc
-/// rows of nr values, zero-padded right of the last column.
+/// Element (i, p) of op(A) is a[i * rs + p * cs]: panels of mr rows, kc columns each.
+template <class T>
+void pack_a(const T* a, int64_t rs, int64_t cs, int64_t rows, int64_t kc, int mr, T* dst,
+            const Kernel<T>& kern) {
+  pack_panels(a, cs, rs, kc, rows, mr, dst, kern);
+}
+
+/// Element (p, j) of op(B) is b[p * rs + j * cs]: panels of nr columns, kc rows each.
 template <class T>
 void pack_b(const T* b, int64_t rs, int64_t cs, int64_t kc, int64_t cols, int nr, T* dst,
             const Kernel<T>& kern) {
-  for (int64_t j0 = 0; j0 < cols; j0 += nr, dst += nr * kc) {
-    const int64_t w = std::min<int64_t>(nr, cols - j0);
-    // The vectorised packings pad a short panel with zeros themselves.
-    if (cs == 1 && kern.pack_rows != nullptr) {
-      kern.pack_rows(b + j0, rs, kc, static_cast<int>(w), nr, dst);
-      continue;
-    }
-    if (rs == 1 && kern.pack_transposed != nullptr) {
-      kern.pack_transposed(b + j0 * cs, cs, kc, static_cast<int>(w), nr, dst);
-      continue;
-    }
-    if (w < nr) std::fill(dst, dst + nr * kc, T(0));
-    if (cs == 1) {  // rows of B are contiguous: whole rows of the panel are copied
-      for (int64_t p = 0; p < kc; ++p) std::copy_n(b + p * rs + j0, w, dst + p * nr);
-    } else {  // B is transposed in memory: read along its stored rows
-      for (int64_t j = 0; j < w; ++j) {
-        const T* src = b + (j0 + j) * cs;
-        for (int64_t p = 0; p < kc; ++p) dst[p * nr + j] = src[p * rs];
-      }
-    }
-  }
+  pack_panels(b, rs, cs, kc, cols, nr, dst, kern);
 }
 
 /// A growable 64-byte-aligned scratch buffer, one per thread and element type.
