@@ -26,6 +26,7 @@
 #include "core/strided_loop.h"
 #include "core/tensor.h"
 #include "ops/reference_kernels.h"
+#include "ops/vectorize.h"
 
 namespace tg::detail {
 
@@ -42,29 +43,20 @@ void check_same_dtype(const Tensor& a, const Tensor& b, const char* op);
 /// less (memory-bound), so a piece of 32k elements is >= ~10 microseconds of work.
 inline constexpr int64_t kElementwiseGrain = 32768;
 
-// The fast path's inner loops, over elements [begin, end). Each runs in chunks of 16, a
-// fixed-length inner loop, then a scalar tail: GCC at -O2 vectorises only loops whose trip
-// count is visibly a whole number of vectors. __restrict promises that `out` overlaps no
-// input (it is always a fresh tensor), so no run-time overlap check is needed either.
-constexpr int64_t kChunk = 16;
-
+// The fast path's inner loops, over n elements: simd_for's groups of 16 (ops/vectorize.h
+// says why GCC needs that shape). __restrict promises that `out` overlaps no input (it is
+// always a fresh tensor), so no run-time overlap check is needed either; noinline, because
+// GCC forgets that promise when it inlines the function into its caller.
 template <class T, class F>
-void unary_range(const T* __restrict x, T* __restrict out, int64_t begin, int64_t end, const F& f) {
-  int64_t i = begin;
-  for (; i + kChunk <= end; i += kChunk) {
-    for (int64_t l = 0; l < kChunk; ++l) out[i + l] = static_cast<T>(f(x[i + l]));
-  }
-  for (; i < end; ++i) out[i] = static_cast<T>(f(x[i]));
+[[gnu::noinline]] void unary_range(const T* __restrict x, T* __restrict out, int64_t n,
+                                   const F& f) {
+  simd_for(n, [&](int64_t i) { out[i] = static_cast<T>(f(x[i])); });
 }
 
 template <class T, class F>
-void binary_range(const T* __restrict a, const T* __restrict b, T* __restrict out, int64_t begin,
-                  int64_t end, const F& f) {
-  int64_t i = begin;
-  for (; i + kChunk <= end; i += kChunk) {
-    for (int64_t l = 0; l < kChunk; ++l) out[i + l] = static_cast<T>(f(a[i + l], b[i + l]));
-  }
-  for (; i < end; ++i) out[i] = static_cast<T>(f(a[i], b[i]));
+[[gnu::noinline]] void binary_range(const T* __restrict a, const T* __restrict b, T* __restrict out,
+                                    int64_t n, const F& f) {
+  simd_for(n, [&](int64_t i) { out[i] = static_cast<T>(f(a[i], b[i])); });
 }
 
 /// True when the fast path can read t as is: float32 or float64 (no rounding step between
@@ -88,8 +80,9 @@ Tensor unary_map(const Tensor& x, F f) {
     visit_flat(x.dtype(), [&]<class T>() {
       const T* in = x.data<T>();
       T* o = out.data<T>();
-      parallel_for(x.numel(), kElementwiseGrain,
-                   [&](int64_t begin, int64_t end) { unary_range(in, o, begin, end, f); });
+      parallel_for(x.numel(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+        unary_range(in + begin, o + begin, end - begin, f);
+      });
     });
     return out;
   }
@@ -126,9 +119,10 @@ Tensor binary_map(const Tensor& a, const Tensor& b, const char* op, F f) {
         auto with_b = [&](T u) { return f(u, sb); };  // b is a scalar
         auto with_a = [&](T v) { return f(sa, v); };  // a is a scalar
         parallel_for(out.numel(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
-          if (a_full && b_full) binary_range(pa, pb, o, begin, end, f);
-          else if (a_full) unary_range(pa, o, begin, end, with_b);
-          else unary_range(pb, o, begin, end, with_a);  // b_full, or both single elements
+          const int64_t n = end - begin;
+          if (a_full && b_full) binary_range(pa + begin, pb + begin, o + begin, n, f);
+          else if (a_full) unary_range(pa + begin, o + begin, n, with_b);
+          else unary_range(pb + begin, o + begin, n, with_a);  // b_full, or one element each
         });
       });
       return out;
