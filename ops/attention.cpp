@@ -49,6 +49,7 @@
 #include "ops/gemm.h"
 #include "ops/reference_kernels.h"
 #include "ops/vector_math.h"
+#include "ops/vectorize.h"
 
 namespace tg {
 namespace {
@@ -243,25 +244,10 @@ int64_t key_end(const Dims& n, bool causal, int64_t i1) {
 
 // The row loops below run in chunks of kLanes elements, each chunk an inner loop of fixed
 // length, then a scalar tail: GCC at -O2 (its "very cheap" vectoriser) only vectorises a
-// loop whose trip count is visibly a whole number of vectors. A sum kept in kLanes partial
-// sums (added up in a fixed order at the end) vectorises too; a max gives the same result
-// in any order.
+// loop whose trip count is visibly a whole number of vectors (ops/vectorize.h). A sum kept
+// in kLanes partial sums (added up in a fixed order at the end) vectorises too. The row max
+// is ops/vector_math.h's detail::row_max: a max gives the same result in any order.
 constexpr int64_t kLanes = 16;
-
-/// max_j x_j over j < len (-inf for len = 0).
-template <class F>
-F row_max(const F* x, int64_t len) {
-  F acc[kLanes];
-  std::fill(acc, acc + kLanes, F(kNegInf));
-  int64_t j = 0;
-  for (; j + kLanes <= len; j += kLanes) {
-    for (int64_t l = 0; l < kLanes; ++l) acc[l] = x[j + l] > acc[l] ? x[j + l] : acc[l];
-  }
-  F max = F(kNegInf);
-  for (int64_t l = 0; l < kLanes; ++l) max = std::max(max, acc[l]);
-  for (; j < len; ++j) max = std::max(max, x[j]);
-  return max;
-}
 
 /// e^x: the vectorisable version for float, libm's for double (only the tests use double).
 /// Always inlined: a call per element would keep exp_shifted's loop scalar.
@@ -297,11 +283,7 @@ F exp_shifted(F* x, int64_t len, F shift) {
 /// x_j /= d for j < len.
 template <class F>
 void divide_row(F* x, int64_t len, F d) {
-  int64_t j = 0;
-  for (; j + kLanes <= len; j += kLanes) {
-    for (int64_t l = 0; l < kLanes; ++l) x[j + l] /= d;
-  }
-  for (; j < len; ++j) x[j] /= d;
+  detail::simd_for(len, [&](int64_t j) { x[j] /= d; });
 }
 
 /// sum_c a_c b_c over c < len.
@@ -321,11 +303,7 @@ F dot_row(const F* a, const F* b, int64_t len) {
 /// ds_j = p_j (dp_j - delta) for j < len, in place over dp.
 template <class F>
 void softmax_backward_row(F* dp, const F* p, int64_t len, F delta) {
-  int64_t j = 0;
-  for (; j + kLanes <= len; j += kLanes) {
-    for (int64_t l = 0; l < kLanes; ++l) dp[j + l] = p[j + l] * (dp[j + l] - delta);
-  }
-  for (; j < len; ++j) dp[j] = p[j] * (dp[j] - delta);
+  detail::simd_for(len, [&](int64_t j) { dp[j] = p[j] * (dp[j] - delta); });
 }
 
 /// Applies the mask to one row of scores s_j = scale q_i . k_j (j < len): -inf where key j
@@ -360,7 +338,7 @@ void attention_forward_slice(const Operands<F>& x, F* s, const Dims& n, F scale,
       const int64_t i = i0 + r;
       F* si = s + r * keys;
       mask_row(si, keys, mask, b, h, i);
-      const F max = row_max(si, keys);
+      const F max = detail::row_max(si, keys);
       if (max == F(kNegInf)) {  // every key masked: p = 0, out_i = 0, L = -inf
         std::fill(si, si + keys, F(0));
         lse[i] = F(kNegInf);
