@@ -110,6 +110,7 @@ struct GradSum {
   Tensor sum;
   bool owned = false;
   void add(const Tensor& g) {
+    // exercise autograd.grad_sum: begin
     if (!sum.defined()) {
       sum = g;
       return;
@@ -119,6 +120,7 @@ struct GradSum {
       owned = true;
     }
     add_into(sum, g);
+    // exercise autograd.grad_sum: end
   }
 };
 
@@ -266,12 +268,16 @@ struct Engine {
       take_delivered(*node, input_grads);
       check_input_grads(*node, input_grads);
 
+      // Send each input's gradient on: to the node that made that input (it comes earlier on
+      // the tape, so the loop reaches it later), or, for a leaf, into the leaf's sum.
+      // exercise autograd.reverse_loop: begin
       for (size_t i = 0; i < input_grads.size(); ++i) {
         const Edge& e = node->next_edges[i];
         if (!input_grads[i].defined()) continue;
         if (e.fn) send(e.fn.get(), e.output_nr, std::move(input_grads[i]));
         else if (e.leaf) add_leaf(e.leaf, input_grads[i]);
       }
+      // exercise autograd.reverse_loop: end
       if (!retain_graph) node->release();
     }
     // Moved out, so that a sum nobody else holds can become the .grad without a copy.

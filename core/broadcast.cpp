@@ -8,6 +8,7 @@
 namespace tg {
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, std::string_view op) {
+  // exercise tensor.broadcast_shapes: begin
   const size_t rank = std::max(a.size(), b.size());
   Shape out(rank, 1);
   // Walk from the last dim; i counts dims from the end (0 is the last).
@@ -20,9 +21,11 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, std::string_view op) {
     out[rank - 1 - i] = da == 1 ? db : da;
   }
   return out;
+  // exercise tensor.broadcast_shapes: end
 }
 
 Tensor sum_to(const Tensor& grad, const Shape& shape) {
+  // exercise autograd.sum_to: begin
   if (grad.shape() == shape) return grad;
   TG_CHECK(broadcast_shapes(shape, grad.shape(), "sum_to") == grad.shape(), ShapeError,
            "sum_to: shape {} does not broadcast to the gradient's shape {}", shape, grad.shape());
@@ -43,6 +46,7 @@ Tensor sum_to(const Tensor& grad, const Shape& shape) {
     });
   });
   return acc_dtype == grad.dtype() ? out : out.to(grad.dtype());
+  // exercise autograd.sum_to: end
 }
 
 }  // namespace tg

@@ -262,6 +262,34 @@ int train(const TrainArgs& a) {
 }
 
 // ---------------------------------------------------------------- sample
+/// The index of the next character, drawn from softmax(logits / temperature) over the
+/// top_k most likely characters (top_k = 0: all of them); temperature 0 takes the most
+/// likely one. One uniform draw from gen: walk the kept probabilities, most likely first,
+/// until their running sum passes it.
+size_t sample_next(const std::vector<double>& logits, double temperature, int64_t top_k,
+                   tg::Generator& gen) {
+  // exercise tiny_lm.sample: begin
+  std::vector<size_t> order(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](size_t i, size_t j) { return logits[i] > logits[j]; });
+  if (temperature == 0) return order[0];
+  const size_t keep =
+      top_k > 0 ? std::min<size_t>(static_cast<size_t>(top_k), logits.size()) : logits.size();
+  std::vector<double> p(keep);
+  double z = 0;
+  for (size_t r = 0; r < keep; ++r) {  // softmax of the kept logits, max subtracted
+    p[r] = std::exp((logits[order[r]] - logits[order[0]]) / temperature);
+    z += p[r];
+  }
+  double u = gen.uniform_double() * z;
+  for (size_t r = 0; r < keep; ++r) {
+    if ((u -= p[r]) < 0) return order[r];
+  }
+  return order[keep - 1];  // u rounded up to z: the last kept one
+  // exercise tiny_lm.sample: end
+}
+
 int sample(const SampleArgs& a) {
   const nn::LoadedCheckpoint meta = nn::read_checkpoint_metadata(a.checkpoint);
   TG_CHECK(meta.metadata.contains("config") && meta.metadata.contains("tokenizer"), ValueError,
@@ -282,29 +310,7 @@ int sample(const SampleArgs& a) {
     const int64_t t = std::min<int64_t>(static_cast<int64_t>(ids.size()), config.context_length);
     const std::vector<int64_t> window(ids.end() - t, ids.end());
     const Tensor logits = model(tg::tensor(window, {t}))[t - 1].to(tg::kFloat64);
-    std::vector<double> l = logits.to_vector<double>();
-    std::vector<size_t> order(l.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](size_t i, size_t j) { return l[i] > l[j]; });
-    size_t next = order[0];  // temperature 0: always the most likely character
-    if (a.temperature > 0) {
-      const size_t keep =
-          a.top_k > 0 ? std::min<size_t>(static_cast<size_t>(a.top_k), l.size()) : l.size();
-      std::vector<double> p(keep);
-      double z = 0;
-      for (size_t r = 0; r < keep; ++r) {  // softmax of the kept logits, max subtracted
-        p[r] = std::exp((l[order[r]] - l[order[0]]) / a.temperature);
-        z += p[r];
-      }
-      double u = gen.uniform_double() * z;
-      next = order[keep - 1];
-      for (size_t r = 0; r < keep; ++r) {
-        if ((u -= p[r]) < 0) {
-          next = order[r];
-          break;
-        }
-      }
-    }
+    const size_t next = sample_next(logits.to_vector<double>(), a.temperature, a.top_k, gen);
     ids.push_back(static_cast<int64_t>(next));
     std::printf("%s", tok.decode(std::vector<int64_t>{static_cast<int64_t>(next)}).c_str());
   }

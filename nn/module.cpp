@@ -112,6 +112,7 @@ void Module::add_child(std::string name, Module& child) {
 // ---- walks
 
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
+  // exercise module.named_parameters: begin
   std::vector<std::pair<std::string, Tensor>> out;
   std::unordered_set<const TensorImpl*> seen;  // tied weights are listed once
   walk(*this, "", [&](const std::string& prefix, const Module& m) {
@@ -121,6 +122,7 @@ std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
     }
   });
   return out;
+  // exercise module.named_parameters: end
 }
 
 std::vector<Tensor> Module::parameters() const {

@@ -62,6 +62,7 @@ Tensor checked_grad(std::string_view opt, size_t i, const Tensor& p) {
 // ------------------------------------------------------------------------------- SGD
 template <class T>
 void sgd_kernel(T* p, const T* g, T* buf, bool first, int64_t n, const SGDOptions& o, double lr) {
+  // exercise sgd.step: begin
   using C = ComputeType<T>;
   const C wd = static_cast<C>(o.weight_decay);
   const C momentum = static_cast<C>(o.momentum);
@@ -82,6 +83,7 @@ void sgd_kernel(T* p, const T* g, T* buf, bool first, int64_t n, const SGDOption
     // param.add_(d_p, alpha=-lr)
     p[i] = convert<T>(std::fma(neg_lr, d, w));
   }
+  // exercise sgd.step: end
 }
 
 // ------------------------------------------------------------------------------- Adam(W)
@@ -116,6 +118,7 @@ struct AdamConstants {
 // k.coupled as a template argument, so the loops over elements have no branch in them.
 template <bool kCoupled, class T, class C>
 inline void adam_element(T* p, const T* g, T* m, T* v, int64_t i, const AdamConstants<C>& k) {
+  // exercise adamw.step: begin
   C w = convert<C>(p[i]);
   C grad = convert<C>(g[i]);
   // AdamW: param.mul_(1 - lr * weight_decay)
@@ -132,6 +135,7 @@ inline void adam_element(T* p, const T* g, T* m, T* v, int64_t i, const AdamCons
   const C denom = std::sqrt(convert<C>(v_new)) / k.bc2_sqrt + k.eps;
   // param.addcdiv_(exp_avg, denom, value=-step_size)
   p[i] = convert<T>(w + k.neg_step_size * convert<C>(m_new) / denom);
+  // exercise adamw.step: end
 }
 
 // The reference: one plain loop over the elements.

@@ -127,8 +127,10 @@ TransformerBlock::TransformerBlock(const TransformerConfig& c, Generator& gen)
 Tensor TransformerBlock::forward(const Tensor& x) {
   // h = x + attn(attn_norm(x)) and ffn_norm(h) in one fused op: it returns both the new
   // residual stream h and its normalised copy.
+  // exercise transformer.block_forward: begin
   const AddRmsNormOutput r = add_rms_norm(attn(attn_norm(x)), x, ffn_norm.weight, ffn_norm.eps);
   return r.residual + ffn(r.out);
+  // exercise transformer.block_forward: end
 }
 
 // ---------------------------------------------------------------- the model

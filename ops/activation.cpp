@@ -47,10 +47,12 @@ void relu_forward(const T* x, T* y, int64_t n) {
 // where the kink is: relu'(0) = 0 (PyTorch's choice). The mask is read from y, not x.
 template <class T>
 void relu_backward(const T* y, const T* dy, T* dx, int64_t n) {
+  // exercise relu.backward: begin
   using C = ComputeType<T>;
   for (int64_t i = 0; i < n; ++i) {
     if (!(convert<C>(y[i]) <= C(0))) accumulate(dx[i], convert<C>(dy[i]));  // nan passes
   }
+  // exercise relu.backward: end
 }
 
 // The fast kernels (float and double, unless the reference kernels are on; run by
@@ -121,10 +123,12 @@ void silu_forward(const T* x, T* y, int64_t n) {
 // so:          dy/dx = s + x * s' = s + x * s * (1 - s) = s * (1 + x * (1 - s))
 template <class T>
 void silu_backward(const T* x, const T* dy, T* dx, int64_t n) {
+  // exercise silu.backward: begin
   using C = ComputeType<T>;
   for (int64_t i = 0; i < n; ++i) {
     accumulate(dx[i], convert<C>(dy[i]) * detail::silu_derivative(convert<C>(x[i])));
   }
+  // exercise silu.backward: end
 }
 
 // ---------------------------------------------------------------- silu, fast

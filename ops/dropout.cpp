@@ -39,7 +39,9 @@ void dropout_forward_kernel(const F* x, const bool* mask, F* y, int64_t n, F sca
 /// dx += dout * (mask ? scale : 0) over n contiguous elements.
 template <class F>
 void dropout_backward_kernel(const F* dout, const bool* mask, F* dx, int64_t n, F scale) {
+  // exercise dropout.backward: begin
   for (int64_t i = 0; i < n; ++i) dx[i] += dout[i] * (mask[i] ? scale : F(0));
+  // exercise dropout.backward: end
 }
 
 // ---------------------------------------------------------------- helpers

@@ -60,12 +60,14 @@ void embedding_forward_kernel(const int64_t* ids, const T* table, T* out, int64_
 template <class F>
 void embedding_backward_kernel(const int64_t* ids, const F* dout, F* dtable, int64_t n_ids,
                                int64_t dim, int64_t padding_idx) {
+  // exercise embedding.backward: begin
   for (int64_t n = 0; n < n_ids; ++n) {
     if (ids[n] == padding_idx) continue;
     F* row = dtable + ids[n] * dim;
     const F* g = dout + n * dim;
     for (int64_t d = 0; d < dim; ++d) row[d] += g[d];
   }
+  // exercise embedding.backward: end
 }
 
 // ---------------------------------------------------------------- fast kernels

@@ -56,6 +56,7 @@ void rope_forward_kernel(const F* x, const F* cos, const F* sin, F* y, int64_t r
 template <class F>
 void rope_backward_kernel(const F* dout, const F* cos, const F* sin, F* dx, int64_t rows,
                           int64_t half) {
+  // exercise rope.backward: begin
   for (int64_t r = 0; r < rows; ++r) {
     const F* gr = dout + r * 2 * half;
     const F *cr = cos + r * half, *sr = sin + r * half;
@@ -66,6 +67,7 @@ void rope_backward_kernel(const F* dout, const F* cos, const F* sin, F* dx, int6
       dxr[i + half] += g2 * cr[i] - g1 * sr[i];
     }
   }
+  // exercise rope.backward: end
 }
 
 /// cos and sin (rows, h) of a = p * theta^(-2i/D) for the int64 positions p (rows), computed
