@@ -110,7 +110,7 @@ struct GradSum {
   Tensor sum;
   bool owned = false;
   void add(const Tensor& g) {
-    // exercise autograd.grad_sum: begin
+    // exercise autograd.reverse_loop: begin
     if (!sum.defined()) {
       sum = g;
       return;
@@ -120,7 +120,7 @@ struct GradSum {
       owned = true;
     }
     add_into(sum, g);
-    // exercise autograd.grad_sum: end
+    // exercise autograd.reverse_loop: end
   }
 };
 

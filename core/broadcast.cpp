@@ -25,8 +25,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, std::string_view op) {
 }
 
 Tensor sum_to(const Tensor& grad, const Shape& shape) {
+  if (grad.shape() == shape) return grad;  // nothing was broadcast
   // exercise autograd.sum_to: begin
-  if (grad.shape() == shape) return grad;
   TG_CHECK(broadcast_shapes(shape, grad.shape(), "sum_to") == grad.shape(), ShapeError,
            "sum_to: shape {} does not broadcast to the gradient's shape {}", shape, grad.shape());
   // Accumulate through a broadcast view of the result: its stride-0 dims send every copy

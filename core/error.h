@@ -57,6 +57,12 @@ namespace detail {
   throw NotImplemented(fmt::format("exercise {} is not implemented yet — see {}", id, chapter));
 }
 
+/// What a probed exercise body calls first (tools/student_tree --probe): when the
+/// environment variable TAPEGRAD_EXERCISE_PROBE names a file, appends the id to it as a
+/// line, once per process. scripts/tie_exercises.sh reads these files to learn which
+/// exercises each test runs. Defined in core/exercise_probe.cpp.
+void exercise_reached(const char* id);
+
 template <class Kind, class... Args>
 [[noreturn]] void raise(fmt::format_string<Args...> format, Args&&... args) {
   throw Kind(fmt::format(format, std::forward<Args>(args)...));

@@ -97,9 +97,16 @@ std::set<std::string> exercises_from(const std::vector<Exercise>& course, std::s
   return ids;
 }
 
-std::string blank_exercises(std::string_view source, std::string_view file_name,
-                            const std::vector<Exercise>& course, const std::set<std::string>& blank,
-                            std::vector<std::string>* found) {
+namespace {
+
+enum class Fill { kBlank, kProbe };
+
+// The walk over the markers both tools share: kBlank replaces the bodies of the exercises
+// in `blank` by the throwing call, kProbe keeps every body and puts the recording call in
+// front of it.
+std::string fill_exercises(std::string_view source, std::string_view file_name,
+                           const std::vector<Exercise>& course, const std::set<std::string>& blank,
+                           std::vector<std::string>* found, Fill fill) {
   std::string out;
   out.reserve(source.size());
   const Exercise* open = nullptr;  // the exercise whose body we are in
@@ -120,16 +127,21 @@ std::string blank_exercises(std::string_view source, std::string_view file_name,
                  n + 1, m.id, open ? open->id : "", open_line);
         open = e;
         open_line = n + 1;
-        skipping = blank.count(e->id) > 0;
+        skipping = fill == Fill::kBlank && blank.count(e->id) > 0;
         if (found != nullptr) found->push_back(e->id);
         out.append(line).append("\n");
+        const std::string_view indent = line.substr(0, line.find_first_not_of(" \t"));
         if (skipping) {
-          const std::string_view indent = line.substr(0, line.find_first_not_of(" \t"));
           out.append(indent)
               .append("::tg::detail::exercise_not_implemented(\"")
               .append(e->id)
               .append("\", \"")
               .append(e->chapter)
+              .append("\");\n");
+        } else if (fill == Fill::kProbe) {
+          out.append(indent)
+              .append("::tg::detail::exercise_reached(\"")
+              .append(e->id)
               .append("\");\n");
         }
         continue;
@@ -147,6 +159,19 @@ std::string blank_exercises(std::string_view source, std::string_view file_name,
   TG_CHECK(open == nullptr, ValueError, "{}:{}: exercise {} begins here but never ends", file_name,
            open_line, open ? open->id : "");
   return out;
+}
+
+}  // namespace
+
+std::string blank_exercises(std::string_view source, std::string_view file_name,
+                            const std::vector<Exercise>& course, const std::set<std::string>& blank,
+                            std::vector<std::string>* found) {
+  return fill_exercises(source, file_name, course, blank, found, Fill::kBlank);
+}
+
+std::string probe_exercises(std::string_view source, std::string_view file_name,
+                            const std::vector<Exercise>& course, std::vector<std::string>* found) {
+  return fill_exercises(source, file_name, course, {}, found, Fill::kProbe);
 }
 
 }  // namespace tg::tools

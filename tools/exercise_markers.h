@@ -51,4 +51,12 @@ std::string blank_exercises(std::string_view source, std::string_view file_name,
                             const std::vector<Exercise>& course, const std::set<std::string>& blank,
                             std::vector<std::string>* found);
 
+/// `source` with one line added after the begin marker of every exercise:
+///     ::tg::detail::exercise_reached("rms_norm.backward");
+/// and the solution kept. A tree of such files (student_tree --probe) records which
+/// exercises each test runs (core/error.h), which is how tests/exercise_ties.txt is made
+/// (scripts/tie_exercises.sh). The same checks as blank_exercises.
+std::string probe_exercises(std::string_view source, std::string_view file_name,
+                            const std::vector<Exercise>& course, std::vector<std::string>* found);
+
 }  // namespace tg::tools

@@ -5,6 +5,10 @@
 //   build/bin/student_tree DEST                      # every exercise blanked
 //   build/bin/student_tree DEST --from rms_norm.backward
 //   build/bin/student_tree DEST --source /path/to/tapegrad
+//   build/bin/student_tree DEST --probe              # nothing blanked; records instead
+//
+// --probe writes a tree for scripts/tie_exercises.sh instead: every exercise keeps its
+// solution, with a call in front that records the exercise's id when a test runs it.
 //
 // It copies every file of the source tree except version control, build and run
 // directories (.git, build*, runs, .cache), blanks the marked .h and .cpp files, checks
@@ -57,6 +61,9 @@ int main(int argc, char** argv) {
   app.add_option("dest", dest, "directory to write (must not exist, or be empty)")->required();
   app.add_option("--from", from, "blank this exercise and the ones after it (default: all)");
   app.add_option("--source", source, "the tapegrad tree to copy")->capture_default_str();
+  bool probe = false;
+  app.add_flag("--probe", probe, "keep every solution and record which exercises tests run")
+      ->excludes("--from");
   CLI11_PARSE(app, argc, argv);
   try {
     const fs::path src(source), out(dest);
@@ -78,7 +85,8 @@ int main(int argc, char** argv) {
       std::string text = read_file(it->path());
       if (is_source(rel)) {
         std::vector<std::string> found;
-        text = tg::tools::blank_exercises(text, rel.string(), course, blank, &found);
+        text = probe ? tg::tools::probe_exercises(text, rel.string(), course, &found)
+                     : tg::tools::blank_exercises(text, rel.string(), course, blank, &found);
         marked.insert(found.begin(), found.end());
       }
       write_file(out / rel, text);
@@ -87,8 +95,11 @@ int main(int argc, char** argv) {
     }
     // The exercises are the plain kernels: the tree runs on them by default (ops/CMakeLists.txt).
     write_file(out / "tools" / "STUDENT_TREE",
-               "A student tree, written by tools/student_tree" +
-                   (from.empty() ? std::string() : " --from " + from) +
+               std::string(probe ? "A probe tree" : "A student tree") +
+                   ", written by tools/student_tree" +
+                   (probe          ? " --probe"
+                    : from.empty() ? std::string()
+                                   : " --from " + from) +
                    ". ops/CMakeLists.txt sees this file and makes the plain reference kernels\n"
                    "the default (TAPEGRAD_REFERENCE_KERNELS=0 turns them off).\n");
     for (const tg::tools::Exercise& e : course) {
@@ -96,8 +107,13 @@ int main(int argc, char** argv) {
                "student_tree: exercise {} is listed in tools/exercises.txt but marked nowhere",
                e.id);
     }
-    fmt::print("student_tree: {} files into {}; {} of {} exercises blanked{}\n", files, dest,
-               blank.size(), course.size(), from.empty() ? "" : " (from " + from + ")");
+    if (probe) {
+      fmt::print("student_tree: {} files into {}; all {} exercises probed\n", files, dest,
+                 course.size());
+    } else {
+      fmt::print("student_tree: {} files into {}; {} of {} exercises blanked{}\n", files, dest,
+                 blank.size(), course.size(), from.empty() ? "" : " (from " + from + ")");
+    }
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "{}\n", e.what());

@@ -4,6 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
 #include "core/error.h"
 
 namespace {
@@ -15,6 +22,7 @@ using tg::tools::blank_exercises;
 using tg::tools::Exercise;
 using tg::tools::exercises_from;
 using tg::tools::parse_registry;
+using tg::tools::probe_exercises;
 
 const std::vector<Exercise> kCourse = {{"tape.reverse", "docs/course/02-autograd.md"},
                                        {"rms_norm.backward", "docs/course/06-rms-norm.md"},
@@ -108,6 +116,46 @@ TEST(BlankExercisesTest, MalformedMarkersAreNamedWithFileAndLine) {
       },
       ThrowsMessage<tg::ValueError>(HasSubstr("ops/x.cpp:2: exercise adamw.step begins inside "
                                               "exercise tape.reverse (begun on line 1)")));
+}
+
+TEST(ProbeExercisesTest, KeepsEveryBodyAndRecordsItFirst) {
+  std::vector<std::string> found;
+  EXPECT_EQ(probe_exercises(kSource, "f.cpp", kCourse, &found),
+            "int f(int x) {\n"
+            "  // exercise rms_norm.backward: begin\n"
+            "  ::tg::detail::exercise_reached(\"rms_norm.backward\");\n"
+            "  int y = x * 2;\n"
+            "  return y;\n"
+            "  // exercise rms_norm.backward: end\n"
+            "}\n"
+            "void g() {\n"
+            "    // exercise adamw.step: begin\n"
+            "    ::tg::detail::exercise_reached(\"adamw.step\");\n"
+            "    step();\n"
+            "    // exercise adamw.step: end\n"
+            "}\n");
+  EXPECT_THAT(found, ElementsAre("rms_norm.backward", "adamw.step"));
+  EXPECT_THAT(
+      [] { probe_exercises("// exercise tape.reverse: end\n", "ops/x.cpp", kCourse, nullptr); },
+      ThrowsMessage<tg::ValueError>(
+          HasSubstr("ops/x.cpp:1: the end of exercise tape.reverse without its begin")));
+}
+
+// The only test in this binary that calls exercise_reached: it reads the variable once.
+TEST(ExerciseReachedTest, AppendsEachIdOnceToTheFileInTheEnvironment) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("tapegrad_probe_" + std::to_string(::getpid()));
+  std::filesystem::remove(file);
+  std::ofstream(file) << "earlier.process\n";  // appended to, never truncated
+  ::setenv("TAPEGRAD_EXERCISE_PROBE", file.c_str(), 1);
+  tg::detail::exercise_reached("rms_norm.backward");
+  tg::detail::exercise_reached("adamw.step");
+  tg::detail::exercise_reached("rms_norm.backward");
+  ::unsetenv("TAPEGRAD_EXERCISE_PROBE");
+  std::ostringstream text;
+  text << std::ifstream(file).rdbuf();
+  EXPECT_EQ(text.str(), "earlier.process\nrms_norm.backward\nadamw.step\n");
+  std::filesystem::remove(file);
 }
 
 TEST(ExerciseNotImplementedTest, NamesTheExerciseAndItsChapter) {

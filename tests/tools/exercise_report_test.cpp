@@ -1,0 +1,169 @@
+// tests/tools/exercise_report_test.cpp — ties, grades and the blank-tree check of the course.
+#include "tools/exercise_report.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::ThrowsMessage;
+using namespace tg::tools;
+
+const std::vector<Exercise> kCourse = {{"autograd.reverse_loop", "docs/course/02-autograd.md"},
+                                       {"rms_norm.backward", "docs/course/06-rms-norm.md"},
+                                       {"adamw.step", "docs/course/14-optimizers.md"}};
+
+const std::string kMessage =
+    "exercise rms_norm.backward is not implemented yet — see docs/course/06-rms-norm.md";
+
+TEST(ParseCtestJsonTest, NamesAndLabelsInOrder) {
+  const std::vector<TestInfo> tests = parse_ctest_json(R"({"kind": "ctestInfo", "tests": [
+      {"name": "A.b", "properties": [{"name": "WORKING_DIRECTORY", "value": "/x"},
+                                      {"name": "LABELS", "value": ["ops", "needs:autograd.reverse_loop",
+                                                                   "exercise:rms_norm.backward"]}]},
+      {"name": "C.d"}]})");
+  ASSERT_EQ(tests.size(), 2u);
+  EXPECT_EQ(tests[0].name, "A.b");
+  EXPECT_EQ(tests[0].exercise(), "rms_norm.backward");
+  EXPECT_THAT(tests[0].exercises(), ElementsAre("autograd.reverse_loop", "rms_norm.backward"));
+  EXPECT_EQ(tests[1].name, "C.d");
+  EXPECT_EQ(tests[1].exercise(), "");
+  EXPECT_THAT(tests[1].exercises(), IsEmpty());
+  EXPECT_THAT([] { parse_ctest_json("[1, 2]"); },
+              ThrowsMessage<tg::ValueError>(HasSubstr("not the output of ctest")));
+  EXPECT_THAT([] { parse_ctest_json("{oops"); },
+              ThrowsMessage<tg::ValueError>(HasSubstr("not the output of ctest")));
+}
+
+TEST(ParseJunitTest, StatusAndUnescapedOutput) {
+  const std::vector<TestResult> r = parse_junit(R"xml(<?xml version="1.0"?>
+<testsuite name="(empty)" tests="3">
+  <testcase name="A.b" classname="A.b" time="0.1" status="fail">
+    <failure message="Failed"/>
+    <system-out>x.cpp:3: Failure
+a &lt; b &amp;&amp; &quot;c&quot;</system-out>
+  </testcase>
+  <testcase name="C&amp;d" classname="C&amp;d" time="0" status="run">
+    <system-out>ok</system-out>
+  </testcase>
+  <testcase name="E.f" status="notrun"/>
+</testsuite>)xml");
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].name, "A.b");
+  EXPECT_EQ(r[0].status, "fail");
+  EXPECT_EQ(r[0].output, "x.cpp:3: Failure\na < b && \"c\"");
+  EXPECT_EQ(r[1].name, "C&d");
+  EXPECT_EQ(r[1].status, "run");
+  EXPECT_EQ(r[1].output, "ok");
+  EXPECT_EQ(r[2].name, "E.f");
+  EXPECT_EQ(r[2].status, "notrun");
+  EXPECT_EQ(r[2].output, "");
+  EXPECT_THAT([] { parse_junit(R"(<testcase name="A" status="run">no end)"); },
+              ThrowsMessage<tg::ValueError>(HasSubstr("test case A has no </testcase>")));
+}
+
+TEST(FirstFailureTest, PrefersTheNotImplementedMessageThenGoogleTestThenErrors) {
+  const std::string gtest =
+      "[ RUN      ] A.b\n/src/tests/ops/x_test.cpp:45: Failure\n\n"
+      "Expected equality of these values:\n  1\n  2\n";
+  EXPECT_EQ(first_failure(gtest), "x_test.cpp:45: Expected equality of these values:");
+  EXPECT_EQ(first_failure(gtest + "unknown file: Failure\nC++ exception with description \"" +
+                          kMessage + "\" thrown in the test body.\n"),
+            kMessage + "\" thrown in the test body.");
+  EXPECT_EQ(first_failure("step 1\ntg::ValueError: moons: bad --steps\n"),
+            "tg::ValueError: moons: bad --steps");
+  EXPECT_EQ(first_failure("all fine\n"), "");
+  EXPECT_EQ(not_implemented_id("x " + kMessage), "rms_norm.backward");
+  EXPECT_EQ(not_implemented_id("nothing here"), "");
+}
+
+TEST(FormatTiesTest, OneLinePerTiedTestInCourseOrderWithoutExerciseLabels) {
+  const std::vector<TestInfo> tests = {{"A.b", {"ops", "reference_kernels", "exercise:adamw.step"}},
+                                       {"C.d", {"core"}},
+                                       {"E.f", {"nn"}}};
+  const std::string ties = format_ties(
+      kCourse, tests, {{"A.b", {"rms_norm.backward", "autograd.reverse_loop"}}, {"C.d", {}}});
+  EXPECT_THAT(ties,
+              HasSubstr("\nA.b\tops,reference_kernels\tautograd.reverse_loop rms_norm.backward\n"));
+  EXPECT_THAT(ties, ::testing::Not(HasSubstr("C.d")));
+  EXPECT_THAT(ties, ::testing::Not(HasSubstr("E.f")));
+  EXPECT_THAT(
+      [&] {
+        format_ties(kCourse, tests, {{"A.b", {"nope.nope"}}});
+      },
+      ThrowsMessage<tg::ValueError>(
+          HasSubstr("test A.b reached exercise nope.nope, which tools/exercises.txt")));
+}
+
+TEST(GradeTableTest, CountsEachExercisesOwnTestsAndShowsTheFirstFailure) {
+  const std::vector<TestInfo> tests = {
+      {"Loop.a", {"core", "exercise:autograd.reverse_loop"}},
+      {"Rms.a", {"ops", "needs:autograd.reverse_loop", "exercise:rms_norm.backward"}},
+      {"Rms.b", {"ops", "needs:autograd.reverse_loop", "exercise:rms_norm.backward"}},
+      {"Untied", {"core"}}};
+  const std::vector<TestResult> results = {{"Loop.a", "run", ""},
+                                           {"Rms.a", "run", ""},
+                                           {"Rms.b", "fail", "unknown file: Failure\n" + kMessage},
+                                           {"Untied", "fail", "x.cpp:1: Failure\nboom"}};
+  const std::string table = grade_table(kCourse, tests, results);
+  EXPECT_THAT(table,
+              HasSubstr("autograd.reverse_loop  docs/course/02-autograd.md          1/1  \n"));
+  EXPECT_THAT(table, HasSubstr("rms_norm.backward      docs/course/06-rms-norm.md          1/2  "
+                               "Rms.b: " +
+                               kMessage + "\n"));
+  EXPECT_THAT(table,
+              HasSubstr("adamw.step             docs/course/14-optimizers.md        0/0  \n"));
+  EXPECT_THAT(table, HasSubstr("1 of 3 exercises pass every test\n"));
+  const std::string one = grade_table(kCourse, tests, results, "rms_norm.backward");
+  EXPECT_THAT(one, ::testing::Not(HasSubstr("autograd.reverse_loop  docs")));
+  EXPECT_THAT(one, HasSubstr("0 of 1 exercises pass every test"));
+  // A test that CTest did not run (a -L filter) is left out; one whose setup failed says so.
+  const std::string notrun =
+      grade_table(kCourse, tests, {{"Rms.a", "notrun", ""}}, "rms_norm.backward");
+  EXPECT_THAT(notrun, HasSubstr("0/1  Rms.a: not run (a test it needs failed)"));
+}
+
+TEST(CheckBlankTreeTest, TiedTestsFailWithTheirMessageAndTheOthersPass) {
+  const std::vector<TestInfo> tests = {
+      {"Loop.a", {"core", "exercise:autograd.reverse_loop"}},
+      {"Rms.a", {"ops", "needs:autograd.reverse_loop", "exercise:rms_norm.backward"}},
+      {"Adam.a", {"nn", "exercise:adamw.step"}},
+      {"Untied", {"core"}}};
+  const std::string loop_message =
+      "exercise autograd.reverse_loop is not implemented yet — see docs/course/02-autograd.md";
+  const std::string adam_message =
+      "exercise adamw.step is not implemented yet — see docs/course/14-optimizers.md";
+  std::vector<TestResult> good = {{"Loop.a", "fail", loop_message},
+                                  {"Rms.a", "fail", loop_message},  // an earlier exercise first
+                                  {"Adam.a", "fail", adam_message},
+                                  {"Untied", "run", ""}};
+  EXPECT_THAT(check_blank_tree(kCourse, tests, good), IsEmpty());
+
+  std::vector<TestResult> bad = good;
+  bad[0] = {"Loop.a", "run", ""};
+  bad[1] = {"Rms.a", "fail", adam_message};
+  bad[2] = {"Adam.a", "fail", "x.cpp:9: Failure\nwrong value"};
+  bad[3] = {"Untied", "fail", "y.cpp:1: Failure\nboom"};
+  EXPECT_THAT(
+      check_blank_tree(kCourse, tests, bad),
+      ElementsAre("Loop.a: tied to autograd.reverse_loop, yet it passed with every exercise blank",
+                  "Rms.a: tied to autograd.reverse_loop, rms_norm.backward, but it failed without "
+                  "the NotImplemented message of one of them: exercise adamw.step (not tied)",
+                  "Adam.a: tied to adamw.step, but it failed without the NotImplemented message "
+                  "of one of them: x.cpp:9: wrong value",
+                  "Untied: tied to no exercise, yet it did not pass (fail): y.cpp:1: boom"));
+
+  // A test without a result, and an exercise no test runs.
+  const std::vector<TestInfo> fewer = {tests[0], tests[3]};
+  EXPECT_THAT(
+      check_blank_tree(kCourse, fewer, {{"Loop.a", "fail", loop_message}}),
+      ElementsAre("Untied: listed but has no result", "exercise rms_norm.backward: no test runs it",
+                  "exercise adamw.step: no test runs it"));
+}
+
+}  // namespace

@@ -1,0 +1,286 @@
+// tools/exercise_report.cpp — ties, grades and the blank-tree check (see the header).
+#include "tools/exercise_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/error.h"
+
+namespace tg::tools {
+
+namespace {
+
+const std::string_view kNotImplemented = " is not implemented yet";
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::string_view trim(std::string_view s) {
+  const size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+// The value of attribute `name` in the start tag `tag` ("" if absent).
+std::string attribute(std::string_view tag, std::string_view name) {
+  const std::string key = fmt::format(" {}=\"", name);
+  const size_t at = tag.find(key);
+  if (at == std::string_view::npos) return {};
+  const size_t begin = at + key.size();
+  const size_t end = tag.find('"', begin);
+  return std::string(tag.substr(begin, end - begin));
+}
+
+std::string unescape_xml(std::string_view s) {
+  static const std::pair<std::string_view, char> kEntities[] = {
+      {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}, {"&amp;", '&'}};
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    bool replaced = false;
+    if (s[i] == '&') {
+      for (const auto& [entity, ch] : kEntities) {
+        if (s.substr(i, entity.size()) == entity) {
+          out.push_back(ch);
+          i += entity.size();
+          replaced = true;
+          break;
+        }
+      }
+    }
+    if (!replaced) out.push_back(s[i++]);
+  }
+  return out;
+}
+
+bool contains(const std::vector<std::string>& v, std::string_view x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+}  // namespace
+
+std::string TestInfo::exercise() const {
+  for (const std::string& l : labels) {
+    if (l.starts_with(kExerciseLabel)) return l.substr(kExerciseLabel.size());
+  }
+  return {};
+}
+
+std::vector<std::string> TestInfo::exercises() const {
+  std::vector<std::string> ids;
+  for (const std::string& l : labels) {
+    if (l.starts_with(kNeedsLabel)) ids.push_back(l.substr(kNeedsLabel.size()));
+  }
+  if (std::string own = exercise(); !own.empty()) ids.push_back(std::move(own));
+  return ids;
+}
+
+std::vector<TestInfo> parse_ctest_json(std::string_view json) {
+  const nlohmann::json doc = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  TG_CHECK(doc.is_object() && doc.contains("tests") && doc["tests"].is_array(), ValueError,
+           "exercise_tests: not the output of ctest --show-only=json-v1");
+  std::vector<TestInfo> tests;
+  for (const nlohmann::json& t : doc["tests"]) {
+    TestInfo info{t.value("name", std::string()), {}};
+    for (const nlohmann::json& p : t.value("properties", nlohmann::json::array())) {
+      if (p.value("name", std::string()) != "LABELS") continue;
+      for (const nlohmann::json& l : p["value"]) info.labels.push_back(l.get<std::string>());
+    }
+    tests.push_back(std::move(info));
+  }
+  return tests;
+}
+
+std::vector<TestResult> parse_junit(std::string_view xml) {
+  std::vector<TestResult> results;
+  size_t at = 0;
+  while ((at = xml.find("<testcase ", at)) != std::string_view::npos) {
+    const size_t tag_end = xml.find('>', at);
+    TG_CHECK(tag_end != std::string_view::npos, ValueError,
+             "exercise_tests: a <testcase> tag never closes in the JUnit file");
+    const std::string_view tag = xml.substr(at, tag_end - at);
+    TestResult r{unescape_xml(attribute(tag, "name")), attribute(tag, "status"), {}};
+    size_t end = tag_end + 1;
+    if (!tag.ends_with("/")) {
+      end = xml.find("</testcase>", tag_end);
+      TG_CHECK(end != std::string_view::npos, ValueError,
+               "exercise_tests: test case {} has no </testcase>", r.name);
+      const std::string_view body = xml.substr(tag_end + 1, end - tag_end - 1);
+      const size_t out_begin = body.find("<system-out>");
+      const size_t out_end = body.find("</system-out>");
+      if (out_begin != std::string_view::npos && out_end != std::string_view::npos) {
+        const size_t b = out_begin + std::string_view("<system-out>").size();
+        r.output = unescape_xml(body.substr(b, out_end - b));
+      }
+    }
+    results.push_back(std::move(r));
+    at = end;
+  }
+  return results;
+}
+
+std::string not_implemented_id(std::string_view text) {
+  const size_t at = text.find(kNotImplemented);
+  if (at == std::string_view::npos) return {};
+  const size_t word = text.rfind("exercise ", at);
+  if (word == std::string_view::npos) return {};
+  const size_t begin = word + std::string_view("exercise ").size();
+  return std::string(text.substr(begin, at - begin));
+}
+
+std::string first_failure(std::string_view output) {
+  const std::vector<std::string_view> lines = split_lines(output);
+  for (std::string_view line : lines) {
+    const size_t at = line.find(kNotImplemented);
+    if (at == std::string_view::npos) continue;
+    const size_t word = line.rfind("exercise ", at);
+    return std::string(trim(line.substr(word == std::string_view::npos ? 0 : word)));
+  }
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!lines[i].ends_with(": Failure")) continue;
+    // "path/to/x_test.cpp:45: Failure" then what failed: keep the file's name and the line.
+    std::string_view where =
+        lines[i].substr(0, lines[i].size() - std::string_view(": Failure").size());
+    if (const size_t slash = where.rfind('/'); slash != std::string_view::npos) {
+      where = where.substr(slash + 1);
+    }
+    for (size_t j = i + 1; j < lines.size(); ++j) {
+      if (!trim(lines[j]).empty()) return fmt::format("{}: {}", where, trim(lines[j]));
+    }
+    return std::string(where);
+  }
+  for (std::string_view line : lines) {
+    if (line.find("rror") != std::string_view::npos) return std::string(trim(line));
+  }
+  return {};
+}
+
+std::string format_ties(const std::vector<Exercise>& course, const std::vector<TestInfo>& tests,
+                        const std::map<std::string, std::vector<std::string>>& reached) {
+  std::string out =
+      "# tests/exercise_ties.txt — written by scripts/tie_exercises.sh (do not edit by hand).\n"
+      "# Each test that runs the code of a course exercise, as a probe tree recorded it:\n"
+      "# <test>\\t<its other CTest labels, ','-separated>\\t<the exercises it runs, in course "
+      "order>.\n"
+      "# tests/CMakeLists.txt labels each test \"exercise:<the last>\" and \"needs:<the "
+      "others>\".\n";
+  for (const TestInfo& t : tests) {
+    const auto it = reached.find(t.name);
+    if (it == reached.end() || it->second.empty()) continue;
+    std::vector<std::string> ids;
+    for (const Exercise& e : course) {
+      if (contains(it->second, e.id)) ids.push_back(e.id);
+    }
+    for (const std::string& id : it->second) {
+      TG_CHECK(
+          contains(ids, id), ValueError,
+          "exercise_tests: test {} reached exercise {}, which tools/exercises.txt does not list",
+          t.name, id);
+    }
+    // CMake reads this file as a list: no ';' anywhere in it.
+    TG_CHECK(t.name.find(';') == std::string::npos, ValueError,
+             "exercise_tests: test name {} contains ';'", t.name);
+    std::vector<std::string> base;
+    for (const std::string& l : t.labels) {
+      if (!l.starts_with(kExerciseLabel) && !l.starts_with(kNeedsLabel)) base.push_back(l);
+    }
+    out += fmt::format("{}\t{}\t{}\n", t.name, fmt::join(base, ","), fmt::join(ids, " "));
+  }
+  return out;
+}
+
+std::string grade_table(const std::vector<Exercise>& course, const std::vector<TestInfo>& tests,
+                        const std::vector<TestResult>& results, std::string_view only) {
+  std::map<std::string, const TestResult*> by_name;
+  for (const TestResult& r : results) by_name[r.name] = &r;
+  size_t id_width = std::string_view("exercise").size(), chapter_width = 0;
+  for (const Exercise& e : course) {
+    id_width = std::max(id_width, e.id.size());
+    chapter_width = std::max(chapter_width, e.chapter.size());
+  }
+  std::string out = fmt::format("{:<{}}  {:<{}}  {:>9}  {}\n", "exercise", id_width, "chapter",
+                                chapter_width, "passed", "first failure");
+  size_t complete = 0, shown = 0;
+  for (const Exercise& e : course) {
+    if (!only.empty() && e.id != only) continue;
+    ++shown;
+    size_t total = 0, passed = 0;
+    std::string failure;
+    for (const TestInfo& t : tests) {
+      if (t.exercise() != e.id) continue;
+      const auto it = by_name.find(t.name);
+      if (it == by_name.end()) continue;  // not run this time (a -L or -R filter)
+      ++total;
+      const TestResult& r = *it->second;
+      if (r.status == "run") {
+        ++passed;
+      } else if (failure.empty()) {
+        const std::string why = r.status == "notrun"
+                                    ? std::string("not run (a test it needs failed)")
+                                    : first_failure(r.output);
+        failure = fmt::format("{}: {}", t.name, why.empty() ? std::string("failed") : why);
+      }
+    }
+    if (total > 0 && passed == total) ++complete;
+    out += fmt::format("{:<{}}  {:<{}}  {:>9}  {}\n", e.id, id_width, e.chapter, chapter_width,
+                       fmt::format("{}/{}", passed, total), failure);
+  }
+  out += fmt::format("{} of {} exercises pass every test\n", complete, shown);
+  return out;
+}
+
+std::vector<std::string> check_blank_tree(const std::vector<Exercise>& course,
+                                          const std::vector<TestInfo>& tests,
+                                          const std::vector<TestResult>& results) {
+  std::map<std::string, const TestResult*> by_name;
+  for (const TestResult& r : results) by_name[r.name] = &r;
+  std::vector<std::string> problems;
+  std::set<std::string> tested;
+  for (const TestInfo& t : tests) {
+    const auto it = by_name.find(t.name);
+    if (it == by_name.end()) {
+      problems.push_back(fmt::format("{}: listed but has no result", t.name));
+      continue;
+    }
+    const TestResult& r = *it->second;
+    const std::vector<std::string> ids = t.exercises();
+    tested.insert(ids.begin(), ids.end());
+    if (ids.empty()) {
+      if (r.status != "run" && r.status != "disabled") {
+        problems.push_back(fmt::format("{}: tied to no exercise, yet it did not pass ({}): {}",
+                                       t.name, r.status, first_failure(r.output)));
+      }
+      continue;
+    }
+    if (r.status == "run") {
+      problems.push_back(fmt::format("{}: tied to {}, yet it passed with every exercise blank",
+                                     t.name, fmt::join(ids, ", ")));
+      continue;
+    }
+    const std::string id = not_implemented_id(r.output);
+    if (!contains(ids, id)) {
+      problems.push_back(fmt::format(
+          "{}: tied to {}, but it failed without the NotImplemented message of one of them: {}",
+          t.name, fmt::join(ids, ", "),
+          id.empty() ? first_failure(r.output) : "exercise " + id + " (not tied)"));
+    }
+  }
+  for (const Exercise& e : course) {
+    if (!tested.count(e.id)) problems.push_back(fmt::format("exercise {}: no test runs it", e.id));
+  }
+  return problems;
+}
+
+}  // namespace tg::tools

@@ -1,0 +1,100 @@
+// tools/exercise_tests.cpp — the course's test reports, from CTest's own files.
+//
+//   exercise_tests list   --tests T.json                 # "<number>\t<name>" per test
+//   exercise_tests ties   --tests T.json --probes DIR    # tests/exercise_ties.txt
+//   exercise_tests grade  --tests T.json --junit R.xml [--only ID]
+//   exercise_tests check  --tests T.json --junit R.xml   # CI, on an all-blank tree
+//
+// T.json is `ctest --show-only=json-v1`, R.xml is `ctest --output-junit`. scripts/grade.sh,
+// scripts/tie_exercises.sh and scripts/check_student_tree.sh run CTest and call this;
+// tools/exercise_report.h has the rules.
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "tools/exercise_report.h"
+
+namespace fs = std::filesystem;
+using namespace tg::tools;
+
+namespace {
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  TG_CHECK(in.good(), ValueError, "exercise_tests: cannot read {}", path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"exercise_tests: the course's exercises and their tests, from CTest's reports"};
+  app.require_subcommand(1);
+  std::string tests_json, junit, probes, only,
+      registry = std::string(TAPEGRAD_SOURCE_DIR) + "/tools/exercises.txt";
+  app.add_option("--registry", registry, "tools/exercises.txt")->capture_default_str();
+  CLI::App* list = app.add_subcommand("list", "number and name of every test");
+  CLI::App* ties = app.add_subcommand("ties", "write tests/exercise_ties.txt from probe files");
+  CLI::App* grade = app.add_subcommand("grade", "the table: exercise, chapter, passed/total");
+  CLI::App* check = app.add_subcommand("check", "the results of an all-blank student tree");
+  for (CLI::App* sub : {list, ties, grade, check}) {
+    sub->add_option("--tests", tests_json, "ctest --show-only=json-v1 output")->required();
+  }
+  ties->add_option("--probes", probes, "directory of <test number>.txt probe files")->required();
+  for (CLI::App* sub : {grade, check}) {
+    sub->add_option("--junit", junit, "ctest --output-junit file")->required();
+  }
+  grade->add_option("--only", only, "one exercise's row");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    const std::vector<TestInfo> tests = parse_ctest_json(read_file(tests_json));
+    const std::vector<Exercise> course = parse_registry(read_file(registry));
+    if (list->parsed()) {
+      for (size_t i = 0; i < tests.size(); ++i) fmt::print("{}\t{}\n", i + 1, tests[i].name);
+      return 0;
+    }
+    if (ties->parsed()) {
+      std::map<std::string, std::vector<std::string>> reached;
+      for (size_t i = 0; i < tests.size(); ++i) {
+        const fs::path file = fs::path(probes) / fmt::format("{}.txt", i + 1);
+        if (fs::exists(file)) reached[tests[i].name] = lines_of(read_file(file));
+      }
+      fmt::print("{}", format_ties(course, tests, reached));
+      return 0;
+    }
+    const std::vector<TestResult> results = parse_junit(read_file(junit));
+    if (grade->parsed()) {
+      TG_CHECK(only.empty() || std::any_of(course.begin(), course.end(),
+                                           [&](const Exercise& e) { return e.id == only; }),
+               ValueError, "exercise_tests: no exercise {} (tools/exercises.txt lists them)", only);
+      fmt::print("{}", grade_table(course, tests, results, only));
+      return 0;
+    }
+    const std::vector<std::string> problems = check_blank_tree(course, tests, results);
+    size_t tied = 0;
+    for (const TestInfo& t : tests) tied += t.exercises().empty() ? 0 : 1;
+    for (const std::string& p : problems) fmt::print("{}\n", p);
+    fmt::print("exercise_tests check: {} tests, {} tied to exercises: {}\n", tests.size(), tied,
+               problems.empty() ? "every tied test failed with its NotImplemented message, "
+                                  "every other test passed"
+                                : fmt::format("{} problems", problems.size()));
+    return problems.empty() ? 0 : 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return 1;
+  }
+}
