@@ -271,8 +271,7 @@ size_t sample_next(const std::vector<double>& logits, double temperature, int64_
   // exercise tiny_lm.sample: begin
   std::vector<size_t> order(logits.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(),
-            [&](size_t i, size_t j) { return logits[i] > logits[j]; });
+  std::sort(order.begin(), order.end(), [&](size_t i, size_t j) { return logits[i] > logits[j]; });
   if (temperature == 0) return order[0];
   const size_t keep =
       top_k > 0 ? std::min<size_t>(static_cast<size_t>(top_k), logits.size()) : logits.size();
