@@ -31,4 +31,6 @@ void set_reference_kernels(bool on) { flag().store(on, std::memory_order_relaxed
 
 bool reference_kernels() { return flag().load(std::memory_order_relaxed); }
 
+bool reference_kernels_by_default() { return TAPEGRAD_REFERENCE_KERNELS_BY_DEFAULT != 0; }
+
 }  // namespace tg

@@ -15,6 +15,10 @@ void set_reference_kernels(bool on);
 /// True when ops should use their plain reference kernels.
 bool reference_kernels();
 
+/// The setting when TAPEGRAD_REFERENCE_KERNELS is not set: on in a student tree (the
+/// course's exercises are the plain kernels, tools/student_tree.cpp), off otherwise.
+bool reference_kernels_by_default();
+
 /// Turns the reference kernels on for the lifetime of the guard, then restores the setting.
 class ReferenceKernelsGuard {
  public:

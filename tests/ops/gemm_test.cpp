@@ -156,8 +156,11 @@ TEST(ReferenceKernels, SwitchStartsFromTheEnvironment) {
   // CTest runs the ops and nn tests twice, the second time ("*.reference") with
   // TAPEGRAD_REFERENCE_KERNELS=1 and the argument --tapegrad_expect_reference_kernels: there
   // the switch must be on, which proves the environment reached the tests.
+  // Unset, the default holds: off, except in a student tree (tools/STUDENT_TREE exists).
+  EXPECT_EQ(reference_kernels_by_default(), TAPEGRAD_EXPECT_STUDENT_TREE != 0);
   const char* value = std::getenv("TAPEGRAD_REFERENCE_KERNELS");
-  const bool expected = value != nullptr && std::string(value) == "1";
+  const bool expected =
+      value != nullptr ? std::string(value) == "1" : reference_kernels_by_default();
   EXPECT_EQ(reference_kernels(), expected) << "TAPEGRAD_REFERENCE_KERNELS=" << (value ? value : "");
   const std::vector<std::string> args = ::testing::internal::GetArgvs();
   if (std::find(args.begin(), args.end(), "--tapegrad_expect_reference_kernels") != args.end()) {

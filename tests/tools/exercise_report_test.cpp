@@ -143,6 +143,14 @@ TEST(CheckBlankTreeTest, TiedTestsFailWithTheirMessageAndTheOthersPass) {
                                   {"Adam.a", "fail", adam_message},
                                   {"Untied", "run", ""}};
   EXPECT_THAT(check_blank_tree(kCourse, tests, good), IsEmpty());
+  // A tied test whose fixture setup failed, and an untied test that skipped itself.
+  std::vector<TestResult> also_good = good;
+  also_good[2] = {"Adam.a", "notrun", "Failed test dependencies: Adam.setup"};
+  also_good[3] = {"Untied", "notrun", "[  SKIPPED ] Untied"};
+  EXPECT_THAT(check_blank_tree(kCourse, tests, also_good), IsEmpty());
+  also_good[3] = {"Untied", "notrun", "Failed test dependencies: Other.setup"};
+  EXPECT_THAT(check_blank_tree(kCourse, tests, also_good),
+              ElementsAre("Untied: tied to no exercise, yet it did not pass (notrun): "));
 
   std::vector<TestResult> bad = good;
   bad[0] = {"Loop.a", "run", ""};
