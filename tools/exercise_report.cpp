@@ -146,7 +146,12 @@ std::string first_failure(std::string_view output) {
     const size_t at = line.find(kNotImplemented);
     if (at == std::string_view::npos) continue;
     const size_t word = line.rfind("exercise ", at);
-    return std::string(trim(line.substr(word == std::string_view::npos ? 0 : word)));
+    std::string_view message = line.substr(word == std::string_view::npos ? 0 : word);
+    // Up to the chapter's path: GoogleTest adds '" thrown in the test body.' after it.
+    if (const size_t md = message.find(".md"); md != std::string_view::npos) {
+      message = message.substr(0, md + 3);
+    }
+    return std::string(trim(message));
   }
   for (size_t i = 0; i < lines.size(); ++i) {
     if (!lines[i].ends_with(": Failure")) continue;
