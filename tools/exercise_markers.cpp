@@ -2,13 +2,13 @@
 #include "tools/exercise_markers.h"
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include "core/error.h"
 
 namespace tg::tools {
-namespace {
 
-/// The lines of `text`, each without its '\n' (a last line without one is still a line).
 std::vector<std::string_view> lines_of(std::string_view text) {
   std::vector<std::string_view> lines;
   while (!text.empty()) {
@@ -26,6 +26,16 @@ std::string_view trimmed(std::string_view s) {
   const size_t end = s.find_last_not_of(" \t\r");
   return s.substr(begin, end - begin + 1);
 }
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  TG_CHECK(in.good(), ValueError, "cannot read {}", path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+namespace {
 
 bool valid_id(std::string_view id) {
   return !id.empty() && std::all_of(id.begin(), id.end(), [](char c) {

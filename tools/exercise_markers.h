@@ -28,6 +28,19 @@
 
 namespace tg::tools {
 
+// ---- text helpers shared by the course's tools
+
+/// The lines of `text`, each without its '\n' (a last line without one is still a line).
+std::vector<std::string_view> lines_of(std::string_view text);
+
+/// `s` without the spaces, tabs and '\r' around it.
+std::string_view trimmed(std::string_view s);
+
+/// The whole file at `path`; throws tg::ValueError naming it when it cannot be read.
+std::string read_file(const std::string& path);
+
+// ---- the registry and the markers
+
 struct Exercise {
   std::string id;       // "rms_norm.backward": lower case, digits, '_' and '.'
   std::string chapter;  // "docs/course/06-rms-norm.md"

@@ -15,24 +15,6 @@ namespace {
 
 const std::string_view kNotImplemented = " is not implemented yet";
 
-std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
-
-std::string_view trim(std::string_view s) {
-  const size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string_view::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
-}
-
 // The value of attribute `name` in the start tag `tag` ("" if absent).
 std::string attribute(std::string_view tag, std::string_view name) {
   const std::string key = fmt::format(" {}=\"", name);
@@ -141,7 +123,7 @@ std::string not_implemented_id(std::string_view text) {
 }
 
 std::string first_failure(std::string_view output) {
-  const std::vector<std::string_view> lines = split_lines(output);
+  const std::vector<std::string_view> lines = lines_of(output);
   for (std::string_view line : lines) {
     const size_t at = line.find(kNotImplemented);
     if (at == std::string_view::npos) continue;
@@ -151,7 +133,7 @@ std::string first_failure(std::string_view output) {
     if (const size_t md = message.find(".md"); md != std::string_view::npos) {
       message = message.substr(0, md + 3);
     }
-    return std::string(trim(message));
+    return std::string(trimmed(message));
   }
   for (size_t i = 0; i < lines.size(); ++i) {
     if (!lines[i].ends_with(": Failure")) continue;
@@ -162,12 +144,12 @@ std::string first_failure(std::string_view output) {
       where = where.substr(slash + 1);
     }
     for (size_t j = i + 1; j < lines.size(); ++j) {
-      if (!trim(lines[j]).empty()) return fmt::format("{}: {}", where, trim(lines[j]));
+      if (!trimmed(lines[j]).empty()) return fmt::format("{}: {}", where, trimmed(lines[j]));
     }
     return std::string(where);
   }
   for (std::string_view line : lines) {
-    if (line.find("rror") != std::string_view::npos) return std::string(trim(line));
+    if (line.find("rror") != std::string_view::npos) return std::string(trimmed(line));
   }
   return {};
 }

@@ -11,35 +11,12 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "core/error.h"
 #include "tools/exercise_report.h"
 
 namespace fs = std::filesystem;
 using namespace tg::tools;
-
-namespace {
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  TG_CHECK(in.good(), ValueError, "exercise_tests: cannot read {}", path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(line);
-  }
-  return lines;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"exercise_tests: the course's exercises and their tests, from CTest's reports"};
@@ -71,7 +48,11 @@ int main(int argc, char** argv) {
       std::map<std::string, std::vector<std::string>> reached;
       for (size_t i = 0; i < tests.size(); ++i) {
         const fs::path file = fs::path(probes) / fmt::format("{}.txt", i + 1);
-        if (fs::exists(file)) reached[tests[i].name] = lines_of(read_file(file));
+        if (!fs::exists(file)) continue;
+        const std::string text = read_file(file.string());
+        for (std::string_view id : lines_of(text)) {
+          if (!id.empty()) reached[tests[i].name].emplace_back(id);
+        }
       }
       fmt::print("{}", format_ties(course, tests, reached));
       return 0;

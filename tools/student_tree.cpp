@@ -18,7 +18,6 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "core/error.h"
 #include "tools/exercise_markers.h"
@@ -26,14 +25,6 @@
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  TG_CHECK(in.good(), ValueError, "student_tree: cannot read {}", path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 void write_file(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
@@ -70,7 +61,7 @@ int main(int argc, char** argv) {
     TG_CHECK(!fs::exists(out) || fs::is_empty(out), ValueError,
              "student_tree: {} exists and is not empty; choose a new directory", dest);
     const std::vector<tg::tools::Exercise> course =
-        tg::tools::parse_registry(read_file(src / "tools" / "exercises.txt"));
+        tg::tools::parse_registry(tg::tools::read_file(src / "tools" / "exercises.txt"));
     const std::set<std::string> blank = tg::tools::exercises_from(course, from);
     std::set<std::string> marked;
     size_t files = 0;
@@ -82,7 +73,7 @@ int main(int argc, char** argv) {
       }
       if (!it->is_regular_file()) continue;
       const fs::path rel = fs::relative(it->path(), src);
-      std::string text = read_file(it->path());
+      std::string text = tg::tools::read_file(it->path());
       if (is_source(rel)) {
         std::vector<std::string> found;
         text = probe ? tg::tools::probe_exercises(text, rel.string(), course, &found)

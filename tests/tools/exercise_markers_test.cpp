@@ -158,6 +158,19 @@ TEST(ExerciseReachedTest, AppendsEachIdOnceToTheFileInTheEnvironment) {
   std::filesystem::remove(file);
 }
 
+TEST(TextHelpersTest, LinesTrimmingAndReadingFiles) {
+  EXPECT_THAT(tg::tools::lines_of("a\n\nb\n"), ElementsAre("a", "", "b"));
+  EXPECT_THAT(tg::tools::lines_of("a\nb"), ElementsAre("a", "b"));
+  EXPECT_EQ(tg::tools::trimmed(" \t x y\r"), "x y");
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("tapegrad_read_" + std::to_string(::getpid()));
+  std::ofstream(file, std::ios::binary) << "one\ntwo";
+  EXPECT_EQ(tg::tools::read_file(file.string()), "one\ntwo");
+  std::filesystem::remove(file);
+  EXPECT_THAT([&] { tg::tools::read_file(file.string()); },
+              ThrowsMessage<tg::ValueError>(HasSubstr("cannot read " + file.string())));
+}
+
 TEST(ExerciseNotImplementedTest, NamesTheExerciseAndItsChapter) {
   EXPECT_THAT(
       [] {
