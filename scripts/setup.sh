@@ -10,10 +10,12 @@
 #                             PyTorch (python3-torch), OpenBLAS, and GNU time for peak memory
 set -euo pipefail
 
-# The last two are data: the word list tiny_lm learns from by default, and the images of
-# the fashion_mnist example (the tests use both, and skip what is missing).
+# graphviz is the `dot` program that renders tg::to_dot's pictures of the tape (a test
+# renders one; the course draws its graphs with it). The last two are data: the word list
+# tiny_lm learns from by default, and the images of the fashion_mnist example (the tests use
+# both, and skip what is missing).
 packages=(g++ cmake ninja-build pkg-config libfmt-dev libgtest-dev libgmock-dev
-          libbenchmark-dev zlib1g-dev nlohmann-json3-dev libcli11-dev
+          libbenchmark-dev zlib1g-dev nlohmann-json3-dev libcli11-dev graphviz
           wamerican dataset-fashion-mnist)
 if [[ "${1:-}" == "--dev" ]]; then
   packages+=(clang-format)

@@ -52,6 +52,9 @@ std::vector<TestResult> parse_junit(std::string_view xml);
 /// and the line after it), else the first line mentioning an error; "" if none.
 std::string first_failure(std::string_view output);
 
+/// The message a test gave GTEST_SKIP() (the line after GoogleTest's "...: Skipped"), or "".
+std::string skip_reason(std::string_view output);
+
 /// The id in "exercise <id> is not implemented yet" within `text`, or "".
 std::string not_implemented_id(std::string_view text);
 
@@ -67,10 +70,14 @@ std::string grade_table(const std::vector<Exercise>& course, const std::vector<T
                         const std::vector<TestResult>& results, std::string_view only = {});
 
 /// What is wrong with the results of an all-blank student tree, one line per problem:
-/// a tied test that passed, or failed without the NotImplemented message of one of its
-/// exercises (not running because its fixture's setup test failed is fine: that test is
-/// checked itself); an untied test that did not pass (a skip is fine); an exercise with no
-/// test.
+/// - a tied test that passed, or failed without the NotImplemented message of one of its
+///   exercises;
+/// - a tied test that skipped itself (GTEST_SKIP): it ran none of its exercises' code, so
+///   it proves nothing about the blanks, and the message says why it skipped (what is
+///   missing on this machine, which scripts/setup.sh should install). Not running because
+///   its fixture's setup test failed is fine: that setup test is checked itself;
+/// - an untied test that did not pass (a skip is fine: it is tied to no blank);
+/// - an exercise with no test.
 std::vector<std::string> check_blank_tree(const std::vector<Exercise>& course,
                                           const std::vector<TestInfo>& tests,
                                           const std::vector<TestResult>& results);

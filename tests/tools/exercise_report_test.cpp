@@ -82,6 +82,14 @@ TEST(FirstFailureTest, PrefersTheNotImplementedMessageThenGoogleTestThenErrors) 
   EXPECT_EQ(not_implemented_id("nothing here"), "");
 }
 
+TEST(SkipReasonTest, IsTheLineAfterGoogleTestsSkippedMarker) {
+  EXPECT_EQ(skip_reason("[ RUN      ] A.b\n/src/tests/a_test.cpp:9: Skipped\n\n"
+                        "  Graphviz (dot) is not installed\n[  SKIPPED ] A.b (0 ms)\n"),
+            "Graphviz (dot) is not installed");
+  EXPECT_EQ(skip_reason("[  SKIPPED ] A.b (0 ms)\n"), "");
+  EXPECT_EQ(skip_reason("x_test.cpp:45: Failure\nboom\n"), "");
+}
+
 TEST(FormatTiesTest, OneLinePerTiedTestInCourseOrderWithoutExerciseLabels) {
   const std::vector<TestInfo> tests = {{"A.b", {"ops", "reference_kernels", "exercise:adamw.step"}},
                                        {"C.d", {"core"}},
@@ -151,6 +159,20 @@ TEST(CheckBlankTreeTest, TiedTestsFailWithTheirMessageAndTheOthersPass) {
   also_good[3] = {"Untied", "notrun", "Failed test dependencies: Other.setup"};
   EXPECT_THAT(check_blank_tree(kCourse, tests, also_good),
               ElementsAre("Untied: tied to no exercise, yet it did not pass (notrun): "));
+
+  // A tied test that skipped itself ran no exercise code: a problem, with the skip's reason
+  // (here, what CI lacked before scripts/setup.sh installed Graphviz).
+  std::vector<TestResult> skipped = good;
+  skipped[2] = {"Adam.a", "notrun",
+                "tests/core/tape_print_test.cpp:233: Skipped\nGraphviz (dot) is not installed\n\n"
+                "[  SKIPPED ] Adam.a (0 ms)"};
+  EXPECT_THAT(check_blank_tree(kCourse, tests, skipped),
+              ElementsAre("Adam.a: tied to adamw.step, but it skipped itself, so it checks none "
+                          "of them: Graphviz (dot) is not installed"));
+  skipped[2] = {"Adam.a", "notrun", ""};  // no reason given: the status stands in
+  EXPECT_THAT(check_blank_tree(kCourse, tests, skipped),
+              ElementsAre("Adam.a: tied to adamw.step, but it skipped itself, so it checks none "
+                          "of them: notrun"));
 
   std::vector<TestResult> bad = good;
   bad[0] = {"Loop.a", "run", ""};
