@@ -10,7 +10,7 @@
 // and report the mean time per call.
 //
 // `mlp`, `lm`, `ops` and `overhead` are the reference's workloads; `core` measures tensor
-// primitives and `gemm` the raw matrix multiply (ops/gemm.h) against the measured FMA peak
+// primitives and `gemm` the raw matrix multiply (ops/fast/gemm.h) against the measured FMA peak
 // (neither has a PyTorch counterpart in the reference; bench/blas_gemm.cpp prints the same
 // gemm lines for OpenBLAS when it is installed). The lm line also reports the
 // peak resident memory of the process (max_rss_mb), which the reference does not, and its
@@ -24,7 +24,7 @@
 
 #include "core/core.h"
 #include "nn/nn.h"
-#include "ops/gemm.h"
+#include "ops/fast/gemm.h"
 #include "ops/ops.h"
 
 #include <sys/resource.h>
@@ -143,7 +143,7 @@ double measured_peak_gflops() {
   return 0;  // unknown
 }
 
-// Square float32 C = A B through ops/gemm.h on --threads threads; GFLOP/s and the fraction
+// Square float32 C = A B through ops/fast/gemm.h on --threads threads; GFLOP/s and the fraction
 // of the peak measured on as many cores.
 void gemm_workload(const Options& opt) {
   const double peak = measured_peak_gflops();
@@ -160,9 +160,7 @@ void gemm_workload(const Options& opt) {
     const double gflops = 2.0 * double(n) * double(n) * double(n) / s / 1e9;
     emit({{"workload", "sgemm"},
           {"shape", {n, n, n}},
-          {"path", tg::reference_kernels()
-                       ? "reference"
-                       : tg::detail::gemm_path_name(tg::detail::best_gemm_path())},
+          {"path", tg::detail::gemm_path_name(tg::detail::best_gemm_path())},
           {"ms", round_to(s * 1e3, 4)},
           {"gflops", round_to(gflops, 2)},
           {"fraction_of_peak", peak > 0 ? round_to(gflops / peak, 3) : 0.0}},

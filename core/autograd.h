@@ -19,21 +19,17 @@
 #pragma once
 
 #include <functional>
-#include <source_location>
 #include <span>
 #include <string_view>
 #include <type_traits>
 #include <vector>
 
+#include "core/factories.h"
 #include "core/recycling_allocator.h"
 #include "core/small_vector.h"
 #include "core/tensor.h"
 
 namespace tg {
-
-/// The caller's place in the source; every op takes one, defaulted to its call site,
-/// so that anomaly mode can point at the user's line.
-using Here = std::source_location;
 
 // ---------------------------------------------------------------- modes
 /// Whether ops record onto the tape (thread-local, on by default).
@@ -86,6 +82,24 @@ struct TensorMeta {
   DType dtype = DType::Float32;
 };
 
+/// Where a backward puts one input's gradient (Context::grad_buffer).
+struct GradBuffer {
+  Tensor tensor;     ///< undefined when the input needs no gradient
+  bool add = false;  ///< tensor is the input's existing .grad: add into it, do not overwrite
+};
+
+namespace detail {
+/// The engine's side of Context::grad_buffer (core/engine.cpp): the existing .grad that input
+/// i's gradient may be added into directly, or an undefined tensor.
+class GradDestinations {
+ public:
+  virtual Tensor existing_grad(size_t input) = 0;
+
+ protected:
+  ~GradDestinations() = default;
+};
+}  // namespace detail
+
 /// One recorded op on the tape. Function<Op> makes these; the engine runs them.
 class Node {
  public:
@@ -95,7 +109,9 @@ class Node {
   Node& operator=(const Node&) = delete;
 
   /// The op's backward: one gradient per output in (never undefined), one per input out.
-  virtual std::vector<Tensor> apply(const std::vector<Tensor>& grad_outputs) = 0;
+  /// `destinations` (may be null) answers the backward's Context::grad_buffer.
+  virtual std::vector<Tensor> apply(const std::vector<Tensor>& grad_outputs,
+                                    detail::GradDestinations* destinations) = 0;
   /// Bytes of the tensors saved for backward.
   virtual size_t saved_bytes() const = 0;
   /// Frees what the forward saved (after a backward without retain_graph).
@@ -114,11 +130,6 @@ class Node {
   SmallVector<TensorMeta, 1> outputs;  ///< one per output
   /// Hooks on the gradient of output i, run before apply (register_hook, retain_grad).
   std::vector<std::pair<uint32_t, Hook>> pre_hooks;
-  /// Whether the op's backward can add its gradient straight into a leaf's .grad (see
-  /// Context::grad_destination); only then does the engine look for destinations.
-  virtual bool adds_into_grad() const { return false; }
-  /// Set by the engine around apply, one slot per input (see Context::grad_destination).
-  std::vector<Tensor> grad_destinations;
 
  protected:
   virtual void release_saved() = 0;
@@ -148,6 +159,8 @@ struct StateOf<Op> {
 Tensor detached_alias(const Tensor& t);
 /// Throws MisuseError naming `op` if `saved` was modified in place since `version`.
 void check_version(const Tensor& saved, uint64_t version, std::string_view op, size_t index);
+/// dst += src, elementwise, for two gradients of one shape (core/engine.cpp).
+void add_into(Tensor& dst, const Tensor& src);
 }  // namespace detail
 
 namespace detail {
@@ -191,17 +204,31 @@ class Context {
   /// Named, typed non-tensor values the backward needs (dims, scales, flags).
   State state{};
 
-  /// In backward, for an op that declares `static constexpr bool kAddsIntoGrad = true`:
-  /// the .grad that input i's gradient would be added into, when the backward may add into
-  /// it itself. Undefined otherwise; the engine offers it only when that is the same sum:
-  /// input i is a leaf whose .grad already exists (contiguous, of the input's shape and
-  /// dtype), this is the only edge into the leaf, and no hook, tg::grad capture or anomaly
-  /// check needs to see the gradient on its own. A backward that does the `+=` returns the
-  /// destination itself in slot i, which tells the engine the gradient is delivered.
-  /// Why: a big, mostly-zero gradient (an embedding table's) or one the op computes in a
-  /// single pass (cross-entropy's) then never needs a temporary the size of the input.
-  Tensor grad_destination(size_t i) const {
-    return destinations_ != nullptr && i < destinations_->size() ? (*destinations_)[i] : Tensor();
+  /// In backward: where to put input i's gradient, of `shape` in `dtype` (the dtype the
+  /// op's kernel computes in). Usually a new, uninitialised tensor for the kernel to write.
+  /// But when input i is a leaf whose .grad already exists with that shape and dtype, and
+  /// the engine would do nothing with this gradient but add it there (no hook, no tg::grad
+  /// capture, no anomaly check, no other path into the leaf), it is that .grad with `add`
+  /// set: the kernel adds into it (the write rule of ops/kernels.h), and returning it in slot
+  /// i tells the engine the gradient is delivered. That saves writing, reading and freeing a
+  /// gradient-sized temporary: an embedding table's, say, when gradients accumulate over
+  /// several backward passes. Undefined when input i needs no gradient.
+  GradBuffer grad_buffer(size_t i, const Shape& shape, DType dtype) const {
+    return grad_buffer(i, shape, dtype, [&] { return empty(shape, dtype); });
+  }
+  /// grad_buffer, with `make()` making the new tensor when one is needed (a layout of the
+  /// op's choosing).
+  template <class Make>
+  GradBuffer grad_buffer(size_t i, const Shape& shape, DType dtype, Make&& make) const {
+    if (!needs_input_grad(i)) return {};
+    if (destinations_ != nullptr) {
+      Tensor g = destinations_->existing_grad(i);
+      bool usable = g.defined() && g.dtype() == dtype && g.shape() == shape;
+      // The kernel must not write where it reads: no saved tensor may share the .grad's memory.
+      for (const Saved& s : saved_) usable = usable && s.tensor.storage() != g.storage();
+      if (usable) return {g, true};
+    }
+    return {make(), false};
   }
 
  private:
@@ -219,7 +246,7 @@ class Context {
   // until backward, and a heap block per list per op is what a tiny op cannot afford.
   SmallVector<bool, 4> needs_grad_;
   SmallVector<Saved, 2> saved_;
-  const std::vector<Tensor>* destinations_ = nullptr;  // set around backward only
+  detail::GradDestinations* destinations_ = nullptr;  // set around backward only
 };
 
 namespace detail {
@@ -234,17 +261,14 @@ class FunctionNode final : public Node {
   using State = typename StateOf<Op>::type;
   FunctionNode(std::string_view name, Here where, Context<State>&& ctx)
       : Node(name, where), ctx_(std::move(ctx)) {}
-  std::vector<Tensor> apply(const std::vector<Tensor>& grad_outputs) override {
+  std::vector<Tensor> apply(const std::vector<Tensor>& grad_outputs,
+                            detail::GradDestinations* destinations) override {
     struct Offer {  // the destinations are visible to this one backward call only
       Context<State>& ctx;
       ~Offer() { ctx.destinations_ = nullptr; }
     } offer{ctx_};
-    ctx_.destinations_ = &grad_destinations;
+    ctx_.destinations_ = destinations;
     return Op::backward(ctx_, grad_outputs);
-  }
-  bool adds_into_grad() const override {
-    if constexpr (requires { Op::kAddsIntoGrad; }) return Op::kAddsIntoGrad;
-    else return false;
   }
   size_t saved_bytes() const override { return ctx_.saved_bytes(); }
 

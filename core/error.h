@@ -45,24 +45,13 @@ class MisuseError : public Error {
 };
 
 /// Code a learner has yet to write: the body of a course exercise, blanked in a student tree
-/// (tools/student_tree.cpp). The message names the exercise and the chapter that teaches it.
+/// (tools/student_tree.cpp, tools/exercise_hooks.h). The message names the exercise and the
+/// chapter that teaches it.
 class NotImplemented : public Error {
   using Error::Error;
 };
 
 namespace detail {
-/// What a blanked exercise body calls: throws tg::NotImplemented,
-/// "exercise rms_norm.backward is not implemented yet — see docs/course/06-rms-norm.md".
-[[noreturn]] inline void exercise_not_implemented(const char* id, const char* chapter) {
-  throw NotImplemented(fmt::format("exercise {} is not implemented yet — see {}", id, chapter));
-}
-
-/// What a probed exercise body calls first (tools/student_tree --probe): when the
-/// environment variable TAPEGRAD_EXERCISE_PROBE names a file, appends the id to it as a
-/// line, once per process. scripts/tie_exercises.sh reads these files to learn which
-/// exercises each test runs. Defined in core/exercise_probe.cpp.
-void exercise_reached(const char* id);
-
 template <class Kind, class... Args>
 [[noreturn]] void raise(fmt::format_string<Args...> format, Args&&... args) {
   throw Kind(fmt::format(format, std::forward<Args>(args)...));

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 namespace tg {
 
@@ -42,8 +43,8 @@ void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, void* context);
 
 /// Calls body(begin, end) on contiguous pieces that together cover [0, n) exactly once,
 /// each piece on its own thread, and returns when all are done. A piece is never smaller
-/// than `grain` items (except when n itself is), so small loops stay on one thread: choose
-/// grain so that one piece is worth about 10 microseconds of work or more.
+/// than `grain` items (except when n itself is), so small loops stay on one thread.
+/// Kernels call parallel_rows, which derives the grain from the work per item.
 template <class Body>
 void parallel_for(int64_t n, int64_t grain, Body&& body) {
   using B = std::remove_reference_t<Body>;
@@ -51,6 +52,20 @@ void parallel_for(int64_t n, int64_t grain, Body&& body) {
       n, grain,
       [](void* context, int64_t begin, int64_t end) { (*static_cast<B*>(context))(begin, end); },
       const_cast<void*>(static_cast<const void*>(&body)));
+}
+
+/// The one grain rule: a thread's piece is worth at least kPieceWork units of work, about
+/// 10 microseconds, so that starting a thread never costs more than the work it takes over.
+/// A unit is one element read or written by a memory-bound loop, or 16 multiply-adds of a
+/// compute-bound one (a matrix product).
+inline constexpr int64_t kPieceWork = 32768;
+
+/// parallel_for over `rows` independent rows (elements, tiles, slices) of `row_work` units
+/// each (see kPieceWork): calls body(begin, end) on contiguous ranges of rows.
+template <class Body>
+void parallel_rows(int64_t rows, int64_t row_work, Body&& body) {
+  const int64_t work = row_work > 0 ? row_work : 1;
+  parallel_for(rows, work >= kPieceWork ? 1 : kPieceWork / work, std::forward<Body>(body));
 }
 
 }  // namespace tg

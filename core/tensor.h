@@ -36,9 +36,9 @@ namespace tg {
 class Node;
 class Tensor;
 
-/// The caller's place in the source (the same alias core/autograd.h declares). Every
-/// differentiable method takes one, defaulted to its call site, so that the tape can point
-/// at your line.
+/// The caller's place in the source. Every differentiable op and method takes one,
+/// defaulted to its call site, so that the tape (print_tape, anomaly mode) can point at your
+/// line.
 using Here = std::source_location;
 
 /// The argument of Tensor::operator[]: an index and the place of `x[i]` in your source. An

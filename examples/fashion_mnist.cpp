@@ -26,6 +26,7 @@
 #include "core/core.h"
 #include "examples/common/interrupt.h"
 #include "examples/common/run_log.h"
+#include "examples/common/train_step.h"
 #include "nn/nn.h"
 
 namespace {
@@ -121,15 +122,12 @@ int run(const Args& a) {
     int64_t k = 0;
     for (const std::vector<Tensor>& batch : loader) {  // batch[0] (B, 784), batch[1] (B)
       if (k++ < step % per_epoch) continue;            // resumed mid-epoch: these are done already
-      // The five steps: forward, loss, zero_grad, backward, step.
-      const Tensor loss = tg::cross_entropy(model(batch[0]), batch[1]);
-      opt.zero_grad();
-      loss.backward();
-      const double grad_norm = nn::global_grad_norm(params);
-      opt.step();
+      // The five steps of chapter 15: forward, loss, zero_grad, backward, step.
+      const tg::examples::StepResult r =
+          tg::examples::train_step(model, opt, batch[0], batch[1], params);
       ++step;
-      last_loss = static_cast<double>(loss.item<float>());
-      log.step(step, last_loss, opt.lr(), grad_norm, batch[1].numel());
+      last_loss = r.loss;
+      log.step(step, last_loss, opt.lr(), r.grad_norm, batch[1].numel());
       if (tg::examples::stop_requested() && k < per_epoch) {  // at the end: finish the epoch
         stopped = true;
         break;

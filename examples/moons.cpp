@@ -28,6 +28,7 @@
 #include "examples/common/interrupt.h"
 #include "examples/common/plot.h"
 #include "examples/common/run_log.h"
+#include "examples/common/train_step.h"
 #include "nn/nn.h"
 
 namespace {
@@ -86,25 +87,6 @@ double accuracy(nn::MLP& model, const Moons& data) {
 }
 
 /// What one training step reports: the loss before the update and the gradients' global norm.
-struct StepResult {
-  double loss;
-  double grad_norm;
-};
-
-/// One training step on the whole training set, in the five steps of chapter 15: forward,
-/// loss, zero_grad, backward, step (the gradient norm is read between the last two).
-StepResult train_step(nn::MLP& model, nn::Optimizer& opt, const Moons& train,
-                      const std::vector<Tensor>& params) {
-  // exercise training_loop.step: begin
-  const Tensor loss = tg::cross_entropy(model(train.points), train.labels);
-  opt.zero_grad();
-  loss.backward();
-  const double grad_norm = nn::global_grad_norm(params);
-  opt.step();
-  return {static_cast<double>(loss.item<float>()), grad_norm};
-  // exercise training_loop.step: end
-}
-
 /// P(class 1) = softmax(logits)[1] at the centres of a 120 x 120 grid around the data.
 tg::examples::ProbabilityGrid probability_grid(nn::MLP& model, const Moons& data) {
   const std::vector<float> xy = data.points.to_vector<float>();
@@ -164,7 +146,8 @@ int run(const Args& a) {
   double train_acc = NAN, test_acc = NAN, last_loss = NAN;
   int64_t step = 0;
   while (step < a.steps) {
-    const StepResult r = train_step(model, opt, train, params);
+    const tg::examples::StepResult r =
+        tg::examples::train_step(model, opt, train.points, train.labels, params);
     ++step;
     last_loss = r.loss;
     log.step(step, last_loss, opt.lr(), r.grad_norm, a.samples);

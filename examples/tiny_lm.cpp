@@ -27,6 +27,7 @@
 #include "core/core.h"
 #include "examples/common/interrupt.h"
 #include "examples/common/run_log.h"
+#include "examples/common/train_step.h"
 #include "nn/nn.h"
 
 namespace {
@@ -223,18 +224,15 @@ int train(const TrainArgs& a) {
   while (step < a.steps) {
     schedule.apply(opt, step);
     const nn::Batch b = data.get_batch("train", a.batch, a.context, data_gen);
-    // The five steps: forward, loss, zero_grad, backward, step (plus clipping).
-    const Tensor loss = tg::cross_entropy(model(b.x), b.y);
-    opt.zero_grad();
-    loss.backward();
-    // Once, after the first backward: a parameter the loss does not reach would silently
-    // never train; this names every such parameter (nn/grad_utils.h).
+    // The five steps of chapter 15: forward, loss, zero_grad, backward, step (plus clipping).
+    const tg::examples::StepResult r =
+        tg::examples::train_step(model, opt, b.x, b.y, params, a.clip);
+    // Once, after the first step (its gradients are still there): a parameter the loss does
+    // not reach would silently never train; this names every such parameter.
     if (step == first_step) nn::check_all_have_grad(model.named_parameters());
-    const double grad_norm = nn::clip_grad_norm(params, a.clip);
-    opt.step();
     ++step;
-    last_loss = static_cast<double>(loss.item<float>());
-    log.step(step, last_loss, opt.lr(), grad_norm, a.batch * a.context);
+    last_loss = r.loss;
+    log.step(step, last_loss, opt.lr(), r.grad_norm, a.batch * a.context);
 
     const bool out_of_time = (a.max_seconds > 0 && log.elapsed_s() >= a.max_seconds) ||
                              (a.stop_after > 0 && step >= a.stop_after);

@@ -111,18 +111,25 @@ void Module::add_child(std::string name, Module& child) {
 
 // ---- walks
 
-std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
+std::vector<std::pair<std::string, Tensor*>> Module::parameter_slots() const {
   // exercise module.named_parameters: begin
-  std::vector<std::pair<std::string, Tensor>> out;
-  std::unordered_set<const TensorImpl*> seen;  // tied weights are listed once
+  std::vector<std::pair<std::string, Tensor*>> slots;
   walk(*this, "", [&](const std::string& prefix, const Module& m) {
     for (const auto& [name, member] : m.params_) {
-      if (!member->defined() || !seen.insert(member->impl()).second) continue;
-      out.emplace_back(join(prefix, name), *member);
+      if (member->defined()) slots.emplace_back(join(prefix, name), member);
     }
   });
-  return out;
+  return slots;
   // exercise module.named_parameters: end
+}
+
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
+  std::vector<std::pair<std::string, Tensor>> named;
+  std::unordered_set<const TensorImpl*> seen;  // tied weights are listed once
+  for (const auto& [name, slot] : parameter_slots()) {
+    if (seen.insert(slot->impl()).second) named.emplace_back(name, *slot);
+  }
+  return named;
 }
 
 std::vector<Tensor> Module::parameters() const {
@@ -179,23 +186,14 @@ Module& Module::train(bool on) {
 // ---- state dicts
 
 StateDict Module::state_dict() const {
-  StateDict out;
-  walk(*this, "", [&](const std::string& prefix, const Module& m) {
-    for (const auto& [name, member] : m.params_) {
-      if (member->defined()) out.insert(join(prefix, name), member->detach());
-    }
-  });
-  return out;
+  StateDict state;
+  for (const auto& [name, slot] : parameter_slots()) state.insert(name, slot->detach());
+  return state;
 }
 
 LoadResult Module::load_state_dict(const StateDict& state, bool strict) {
   // Every parameter slot under every name (tied weights included), as state_dict() has them.
-  std::vector<std::pair<std::string, Tensor*>> slots;
-  walk(*this, "", [&](const std::string& prefix, Module& m) {
-    for (auto& [name, member] : m.params_) {
-      if (member->defined()) slots.emplace_back(join(prefix, name), member);
-    }
-  });
+  const std::vector<std::pair<std::string, Tensor*>> slots = parameter_slots();
   // 1. Find every problem before writing anything, so that a failed load changes nothing.
   LoadResult result;
   std::vector<std::string> mismatched;
@@ -228,7 +226,7 @@ LoadResult Module::load_state_dict(const StateDict& state, bool strict) {
   }
   // 2. Copy, converting dtypes; the optimizer-style in-place write is not recorded.
   NoGradGuard no_grad;
-  for (auto& [name, slot] : slots) {
+  for (const auto& [name, slot] : slots) {
     if (const Tensor* src = state.find(name)) slot->copy_(*src);
   }
   return result;

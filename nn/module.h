@@ -157,6 +157,10 @@ class Module {
   void check_new_name(const std::string& name, const char* what) const;
   void add_child(std::string name, Module& child);
   std::string repr() const;
+  /// Every parameter slot of this module and its descendants, depth first, under its dotted
+  /// name; a tensor registered twice (tied weights) appears under each of its names. The one
+  /// walk behind named_parameters, state_dict and load_state_dict.
+  std::vector<std::pair<std::string, Tensor*>> parameter_slots() const;
 
   std::string type_name_;
   std::vector<std::pair<std::string, Tensor*>> params_;

@@ -34,6 +34,11 @@ Tensor RMSNorm::forward(const Tensor& x) {
   return rms_norm(x, weight, eps);
 }
 
+AddRmsNormOutput RMSNorm::add_forward(const Tensor& residual, const Tensor& branch) {
+  check_input("RMSNorm", residual, normalized_shape);
+  return add_rms_norm(residual, branch, weight, eps);
+}
+
 std::string RMSNorm::extra_repr() const { return affine_repr(normalized_shape, eps, true); }
 
 LayerNorm::LayerNorm(int64_t c, LayerNormOptions options)

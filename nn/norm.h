@@ -21,6 +21,11 @@ class RMSNorm : public UnaryModule {
 
   /// rms_norm(x, weight, eps) over the last dim of x, which must be normalized_shape.
   Tensor forward(const Tensor& x) override;
+  /// The residual stream takes a branch's output and is normalised for the next branch, in
+  /// one fused op (add_rms_norm, ops/rms_norm.h): .residual = residual + branch, the new
+  /// stream; .out = this norm of it. A pre-norm Transformer block calls it between its two
+  /// branches (nn/transformer.cpp).
+  AddRmsNormOutput add_forward(const Tensor& residual, const Tensor& branch);
   /// "(64,), eps=1e-05, elementwise_affine=True", as PyTorch prints it.
   std::string extra_repr() const override;
 

@@ -1,4 +1,6 @@
 // nn/optim.h — optimizers: SGD (momentum, Nesterov, weight decay), Adam and AdamW.
+// Code: nn/optim.cpp (the base), nn/sgd.cpp, nn/adam.cpp (the fast Adam: nn/fast/adam.cpp).
+// Tests: tests/nn/optim_test.cpp. Course: docs/course/14-optimizers.md.
 //
 // The fourth and fifth steps of a training step:
 //
@@ -15,9 +17,10 @@
 // parameters are updated in float32 and rounded once per stored value (PyTorch would round every
 // intermediate).
 //
-// State lives per parameter and is created on the parameter's first step with a gradient,
-// as in PyTorch. A parameter whose .grad() is undefined is skipped by step(), state and all.
-// state_tensors() names the state like PyTorch's optimizer.state_dict():
+// State lives per parameter, in typed fields named as in PyTorch (SGDState, AdamState), and
+// is created on the parameter's first step with a gradient, as in PyTorch. A parameter whose
+// .grad() is undefined is skipped by step(), state and all. state_tensors() names the state
+// like PyTorch's optimizer.state_dict():
 //   "state.<i>.momentum_buffer"                         SGD with momentum
 //   "state.<i>.exp_avg", "state.<i>.exp_avg_sq",
 //   "state.<i>.step" (a float32 scalar, as PyTorch)     Adam, AdamW
@@ -34,6 +37,18 @@
 #include "ops/ops.h"
 
 namespace tg::nn {
+
+/// SGD's state of one parameter (torch.optim.SGD's name).
+struct SGDState {
+  Tensor momentum_buffer;  ///< the velocity, once momentum != 0 (undefined before step 1)
+};
+
+/// Adam's and AdamW's state of one parameter (torch.optim.Adam's names).
+struct AdamState {
+  Tensor exp_avg;     ///< m: the running mean of the gradient
+  Tensor exp_avg_sq;  ///< v: the running mean of its square
+  Tensor step;        ///< t: the steps this parameter has taken, a float32 scalar as in PyTorch
+};
 
 /// The base of every optimizer (torch.optim.Optimizer, with one parameter group).
 class Optimizer {
@@ -59,6 +74,12 @@ class Optimizer {
   /// "SGD", "Adam" or "AdamW": the name that starts this optimizer's error messages.
   std::string_view name() const { return name_; }
 
+  /// One field of a parameter's state: its PyTorch name, and where the subclass keeps it.
+  struct StateField {
+    std::string_view name;
+    Tensor* tensor;
+  };
+
   /// The per-parameter state under PyTorch's names (see the file comment), sorted by
   /// parameter index, then in state_names() order. The tensors are the live state: copy
   /// them (the checkpoint writer serialises them) before changing them.
@@ -75,10 +96,9 @@ class Optimizer {
   /// grad (MisuseError or ValueError naming the parameter's index and shape).
   Optimizer(std::string_view name, std::vector<Tensor> params, double lr);
 
-  /// The state keys of one parameter, e.g. {"exp_avg", "exp_avg_sq", "step"}.
-  virtual std::vector<std::string> state_names() const = 0;
-  /// The state of parameter i (key -> tensor), empty until its first step.
-  std::vector<std::vector<Tensor>>& state() { return state_; }
+  /// The fields of parameter i's state, in a fixed order (the same names for every i); all
+  /// undefined until the parameter's first step, all defined after it.
+  virtual std::vector<StateField> state_fields(size_t i) = 0;
   /// Counts one step(): called by the subclasses at the end of step().
   void finish_step() { ++step_count_; }
 
@@ -87,8 +107,6 @@ class Optimizer {
   std::vector<Tensor> params_;
   double lr_;
   int64_t step_count_ = 0;
-  // state_[i] is empty, or holds one tensor per state_names() entry, in that order.
-  std::vector<std::vector<Tensor>> state_;
 };
 
 /// Settings of SGD (torch.optim.SGD): `SGD sgd(params, {.lr = 0.1, .momentum = 0.9})`.
@@ -111,10 +129,13 @@ class SGD : public Optimizer {
   /// or with dampening.
   SGD(std::vector<Tensor> params, SGDOptions options = {});
   void step() override;
+  /// Parameter i's state.
+  const SGDState& state(size_t i) const { return state_.at(i); }
 
  private:
-  std::vector<std::string> state_names() const override;
+  std::vector<StateField> state_fields(size_t i) override;
   SGDOptions options_;
+  std::vector<SGDState> state_;  // one per parameter
 };
 
 /// Settings of Adam (torch.optim.Adam).
@@ -134,10 +155,13 @@ class Adam : public Optimizer {
   /// ValueError for lr, eps or weight_decay < 0, or a beta outside [0, 1).
   Adam(std::vector<Tensor> params, AdamOptions options = {});
   void step() override;
+  /// Parameter i's state.
+  const AdamState& state(size_t i) const { return state_.at(i); }
 
  private:
-  std::vector<std::string> state_names() const override;
+  std::vector<StateField> state_fields(size_t i) override;
   AdamOptions options_;
+  std::vector<AdamState> state_;  // one per parameter
 };
 
 /// Settings of AdamW (torch.optim.AdamW).
@@ -156,10 +180,13 @@ class AdamW : public Optimizer {
   /// ValueError for lr, eps or weight_decay < 0, or a beta outside [0, 1).
   AdamW(std::vector<Tensor> params, AdamWOptions options = {});
   void step() override;
+  /// Parameter i's state.
+  const AdamState& state(size_t i) const { return state_.at(i); }
 
  private:
-  std::vector<std::string> state_names() const override;
+  std::vector<StateField> state_fields(size_t i) override;
   AdamWOptions options_;
+  std::vector<AdamState> state_;  // one per parameter
 };
 
 }  // namespace tg::nn

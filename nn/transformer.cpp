@@ -128,8 +128,8 @@ Tensor TransformerBlock::forward(const Tensor& x) {
   // h = x + attn(attn_norm(x)) and ffn_norm(h) in one fused op: it returns both the new
   // residual stream h and its normalised copy.
   // exercise transformer.block_forward: begin
-  const AddRmsNormOutput r = add_rms_norm(attn(attn_norm(x)), x, ffn_norm.weight, ffn_norm.eps);
-  return r.residual + ffn(r.out);
+  const AddRmsNormOutput h = ffn_norm.add_forward(/*residual=*/x, /*branch=*/attn(attn_norm(x)));
+  return h.residual + ffn(h.out);
   // exercise transformer.block_forward: end
 }
 

@@ -10,7 +10,8 @@
 //
 // x is the "residual stream": every block reads it through a norm and ADDS its result
 // back, so the gradient of the loss reaches every block directly through the additions.
-// The second add and the norm after it are one fused op, add_rms_norm (ops/rms_norm.h).
+// In each block, the first add (x + attn(...)) and the ffn_norm after it are one fused op:
+// ffn_norm.add_forward(x, attn(...)) (nn/norm.h, on add_rms_norm of ops/rms_norm.h).
 //
 // State dict names (PyTorch-style, so weights pass to and from a PyTorch twin):
 //   tok_emb.weight (V, C)

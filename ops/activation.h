@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "core/autograd.h"
+#include "ops/kernels.h"
 
 namespace tg {
 
@@ -42,11 +43,24 @@ C sigmoid_value(C v) {
   return e / (C(1) + e);
 }
 
-/// d silu(v)/dv = s + v * s * (1 - s) = s * (1 + v * (1 - s)), s = sigmoid(v).
-template <class C>
-C silu_derivative(C v) {
-  const C s = sigmoid_value(v);
-  return s * (C(1) + v * (C(1) - s));
-}
-
 }  // namespace tg::detail
+
+// ---------------------------------------------------------------- the kernels
+// relu and silu have a reference and a fast version of each kernel (ops/kernels.h): the plain
+// loops in ops/activation.cpp, the vectorised and threaded ones in ops/fast/activation.cpp.
+// n contiguous elements in the compute type F; the write rule of ops/kernels.h.
+namespace tg::kernels {
+
+/// y = f(x).
+template <class F>
+using ActivationForward = void(const F* x, F* y, int64_t n);
+/// dx = f'(.) * dy, with f' computed from `saved`: relu's output y, or silu's input x.
+template <class F>
+using ActivationBackward = void(const F* saved, const F* dy, GradOut<F> dx, int64_t n);
+
+extern KernelPair<ActivationForward, float, double> relu_forward;
+extern KernelPair<ActivationBackward, float, double> relu_backward;
+extern KernelPair<ActivationForward, float, double> silu_forward;
+extern KernelPair<ActivationBackward, float, double> silu_backward;
+
+}  // namespace tg::kernels

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "core/autograd.h"
+#include "ops/kernels.h"
 
 namespace tg {
 
@@ -36,3 +37,60 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
                                     Here here = Here::current());
 
 }  // namespace tg
+
+// ---------------------------------------------------------------- the kernels
+// Reference (ops/attention.cpp) and fast (ops/fast/attention.cpp, on the blocked GEMM),
+// chosen by ops/kernels.h. Operands are read and written in place through their strides: a
+// (B, H, T, D) view of a (B, T, 3C) projection is fine, as long as each row's last dim is
+// contiguous. The write rule of ops/kernels.h.
+namespace tg::kernels {
+
+/// The sizes of one call (see the shape legend).
+struct AttentionDims {
+  int64_t B, H, Tq, Tk, D, Dv;
+};
+
+/// One (B, H, T, X) operand, in place: row t of (b, h) starts at row(b, h, t) and its X
+/// elements are contiguous. For a gradient, `add` is GradOut's (ops/kernels.h); a null
+/// `data` stands for a gradient nobody asked for.
+template <class F>
+struct HeadRows {
+  F* data = nullptr;
+  int64_t sb = 0, sh = 0, st = 0;  // strides of b, h, t, in elements
+  bool add = false;
+  F* row(int64_t b, int64_t h, int64_t t) const { return data + b * sb + h * sh + t * st; }
+  explicit operator bool() const { return data != nullptr; }
+};
+
+/// Which keys a query may see and what is added to its scores: a bool mask (true = may
+/// attend) or a floating mask read through broadcast strides (0 along broadcast dims), and
+/// the causal rule j <= i.
+template <class F>
+struct AttentionMask {
+  const bool* keep = nullptr;
+  const F* bias = nullptr;
+  int64_t stride[4] = {0, 0, 0, 0};
+  bool causal = false;
+  int64_t at(int64_t b, int64_t h, int64_t i, int64_t j) const {
+    return b * stride[0] + h * stride[1] + i * stride[2] + j * stride[3];
+  }
+};
+
+/// out (B, H, Tq, Dv) = softmax(s) v per query row, and lse (B, H, Tq, contiguous) = the
+/// row's log-sum-exp (-inf for a row whose every key is masked).
+template <class F>
+using AttentionForward = void(HeadRows<const F> q, HeadRows<const F> k, HeadRows<const F> v,
+                              HeadRows<F> out, F* lse, const AttentionDims& n, F scale,
+                              const AttentionMask<F>& mask);
+/// dq, dk, dv (each may be null) and dmask (B, H, Tq, Tk, contiguous, written; null when the
+/// mask needs no gradient), from dout, the inputs, out and lse.
+template <class F>
+using AttentionBackward = void(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<const F> k,
+                               HeadRows<const F> v, HeadRows<const F> out, const F* lse,
+                               HeadRows<F> dq, HeadRows<F> dk, HeadRows<F> dv, F* dmask,
+                               const AttentionDims& n, F scale, const AttentionMask<F>& mask);
+
+extern KernelPair<AttentionForward, float, double> attention_forward;
+extern KernelPair<AttentionBackward, float, double> attention_backward;
+
+}  // namespace tg::kernels

@@ -1,5 +1,6 @@
-// ops/cross_entropy.cpp — cross-entropy fused with log-softmax: plain kernels forward and
-// backward, then the Function.
+// ops/cross_entropy.cpp — cross-entropy fused with log-softmax: the reference kernels
+// forward and backward, then the Function.
+// Tests: tests/ops/cross_entropy_test.cpp. Course: docs/course/07-softmax-cross-entropy.md.
 //
 // Shape legend: B = batch, T = time, C = classes (V = vocab for a language model). logits
 // (..., C) are seen as `rows` rows of C (rows = B * T for (B, T, C)); targets (...) give one
@@ -23,10 +24,8 @@
 // The backward needs the logits (p comes from them) and lse: one number per row. No
 // (rows, C) probability tensor is kept between forward and backward.
 //
-// Fast kernels (used unless tg::reference_kernels()): the same math per row, vectorised
-// with ops/vector_math.h (exp without a library call, sums in lanes), rows shared between
-// threads (each row is computed whole by one thread, so results do not depend on the thread
-// count). The backward writes dx in one pass instead of zero-filling it and adding.
+// The fast kernels (ops/fast/cross_entropy.cpp) compute the same math per row, vectorised and
+// with rows shared between threads.
 #include "ops/cross_entropy.h"
 
 #include <algorithm>
@@ -34,11 +33,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/factories.h"
-#include "core/parallel.h"
 #include "ops/compute.h"
-#include "ops/reference_kernels.h"
-#include "ops/vector_math.h"
 
 namespace tg {
 namespace {
@@ -46,13 +41,12 @@ namespace {
 using detail::as_compute;
 using detail::compute_type;
 using detail::round_to;
+using kernels::GradOut;
+using kernels::zero_unless_adding;
 
-// ---------------------------------------------------------------- raw kernels
-// Contiguous rows of C in the compute type F; targets int64; no allocation.
-
-/// loss[r] = the smoothed cross-entropy of row r (0 if ignored), lse[r] its log-sum-exp.
+// ---------------------------------------------------------------- reference kernels
 template <class F>
-void cross_entropy_forward_kernel(const F* x, const int64_t* target, F* loss, F* lse, int64_t rows,
+void cross_entropy_forward(const F* x, const int64_t* target, F* loss, F* lse, int64_t rows,
                                   int64_t C, int64_t ignore_index, F e) {
   for (int64_t r = 0; r < rows; ++r) {
     const F* xr = x + r * C;
@@ -77,92 +71,23 @@ void cross_entropy_forward_kernel(const F* x, const int64_t* target, F* loss, F*
   }
 }
 
-/// dx[r] += (softmax(x[r]) - q) * dloss[r * dloss_step] * factor for every row not ignored.
-/// dloss_step is 1 for reduction "none" (one upstream value per row), 0 otherwise; factor is
-/// 1 / count for "mean", 1 otherwise.
+/// dx += (p - q) * w per row, w = dloss * factor (see the contract in ops/cross_entropy.h).
 template <class F>
-void cross_entropy_backward_kernel(const F* x, const int64_t* target, const F* lse, const F* dloss,
-                                   int64_t dloss_step, F factor, F* dx, int64_t rows, int64_t C,
-                                   int64_t ignore_index, F e) {
+void cross_entropy_backward(const F* x, const int64_t* target, const F* lse, const F* dloss,
+                            int64_t dloss_step, F factor, GradOut<F> dx, int64_t rows, int64_t C,
+                            int64_t ignore_index, F e) {
+  zero_unless_adding(dx, rows * C);
   // exercise cross_entropy.backward: begin
   const F off = e / static_cast<F>(C);  // q_c for c != t
   for (int64_t r = 0; r < rows; ++r) {
     if (target[r] == ignore_index) continue;  // a zero row
     const F* xr = x + r * C;
-    F* dxr = dx + r * C;
+    F* dxr = dx.data + r * C;
     const F w = dloss[r * dloss_step] * factor;
     for (int64_t c = 0; c < C; ++c) dxr[c] += (std::exp(xr[c] - lse[r]) - off) * w;
     dxr[target[r]] -= (F(1) - e) * w;  // q_t = (1 - e) + e / C
   }
   // exercise cross_entropy.backward: end
-}
-
-// ---------------------------------------------------------------- fast kernels
-// The same contracts as the plain kernels above, except that the fast backward WRITES dx
-// (it needs no zero-filled buffer). Rows go to threads in contiguous ranges.
-
-/// Rows per thread piece: about 32k logits, i.e. tens of microseconds of work.
-int64_t rows_grain(int64_t C) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(C, 1)); }
-
-template <class F>
-void cross_entropy_forward_fast(const F* x, const int64_t* target, F* loss, F* lse, int64_t rows,
-                                int64_t C, int64_t ignore_index, F e) {
-  parallel_for(rows, rows_grain(C), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const F* xr = x + r * C;
-      F m = detail::row_max(xr, C);
-      if (m == -std::numeric_limits<F>::infinity()) m = 0;  // all -inf, as in the plain kernel
-      lse[r] = m + std::log(detail::row_sum_exp(xr, C, m));
-      if (target[r] == ignore_index) {
-        loss[r] = 0;
-        continue;
-      }
-      const F nll = lse[r] - xr[target[r]];
-      // The smoothing term reads the row once more (from cache), only when e > 0.
-      const F smooth = e > 0 ? static_cast<F>(C) * lse[r] - detail::row_sum(xr, C) : F(0);
-      loss[r] = (F(1) - e) * nll + e / static_cast<F>(C) * smooth;
-    }
-  });
-}
-
-/// dx for one row, written: dx_c = (exp(x_c - lse) - off) * w, then the target's extra
-/// -(1 - e) * w. Blocks of kLanes so the loop vectorises (see ops/vector_math.h).
-template <class F>
-TG_WIDE_VECTORS void cross_entropy_row_backward(const F* __restrict xr, F* __restrict dxr,
-                                                int64_t C, F lse, F off, F w) {
-  constexpr int64_t W = detail::kLanes<F>;
-  int64_t c = 0;
-  for (; c + W <= C; c += W) {
-    for (int64_t j = 0; j < W; ++j) dxr[c + j] = (detail::fast_exp(xr[c + j] - lse) - off) * w;
-  }
-  for (; c < C; ++c) dxr[c] = (detail::fast_exp(xr[c] - lse) - off) * w;
-}
-
-/// The fast backward, writing dx; or, with `accumulate`, adding it into dx (a leaf's .grad
-/// offered by the engine). Either way row r is first computed whole, target fix-up
-/// included, exactly as written in the first case, so .grad gets the same bits as from
-/// "write dx, then add it in" (up to the sign of a zero: a skipped ignored row adds nothing
-/// rather than +0).
-template <class F>
-void cross_entropy_backward_fast(const F* x, const int64_t* target, const F* lse, const F* dloss,
-                                 int64_t dloss_step, F factor, F* dx, int64_t rows, int64_t C,
-                                 int64_t ignore_index, F e, bool accumulate) {
-  const F off = e / static_cast<F>(C);
-  parallel_for(rows, rows_grain(C), [&](int64_t begin, int64_t end) {
-    std::vector<F> scratch(accumulate ? static_cast<size_t>(C) : 0);  // one row, in cache
-    for (int64_t r = begin; r < end; ++r) {
-      F* dxr = dx + r * C;
-      if (target[r] == ignore_index) {
-        if (!accumulate) std::fill(dxr, dxr + C, F(0));
-        continue;
-      }
-      F* row = accumulate ? scratch.data() : dxr;
-      const F w = dloss[r * dloss_step] * factor;
-      cross_entropy_row_backward(x + r * C, row, C, lse[r], off, w);
-      row[target[r]] -= (F(1) - e) * w;
-      if (accumulate) detail::row_add(dxr, row, C);
-    }
-  });
 }
 
 // ---------------------------------------------------------------- helpers
@@ -233,7 +158,6 @@ int64_t check_targets(const Tensor& t, int64_t C, int64_t ignore_index) {
 // ---------------------------------------------------------------- the Function
 struct CrossEntropy : Function<CrossEntropy> {
   static constexpr std::string_view kName = "cross_entropy";
-  static constexpr bool kAddsIntoGrad = true;  // see Context::grad_destination
   using State = CrossEntropyState;
 
   // forward: loss_r = (1 - e) * (lse_r - x_{r,t}) + (e / C) * (C * lse_r - sum_c x_{r,c})
@@ -249,23 +173,20 @@ struct CrossEntropy : Function<CrossEntropy> {
     Tensor loss = empty(tc.shape(), ct), lse = empty({rows}, ct);
     Tensor out;
     const Reduction red = parse_reduction(o.reduction);
-    visit_dtype(ct, [&]<class F>() {
-      if constexpr (std::is_floating_point_v<F>) {
-        const auto kernel =
-            reference_kernels() ? cross_entropy_forward_kernel<F> : cross_entropy_forward_fast<F>;
-        kernel(xc.data<F>(), tc.data<int64_t>(), loss.data<F>(), lse.data<F>(), rows, C,
-               o.ignore_index, static_cast<F>(o.label_smoothing));
-        if (red == Reduction::kNone) {
-          out = loss;
-          return;
-        }
-        F total = 0;
-        for (int64_t r = 0; r < rows; ++r) total += loss.data<F>()[r];
-        if (red == Reduction::kMean) {  // 0 / 0 = NaN when every target is ignored
-          total = count > 0 ? total / static_cast<F>(count) : std::numeric_limits<F>::quiet_NaN();
-        }
-        out = scalar_tensor(static_cast<double>(total), ct);
+    detail::visit_compute(ct, [&]<class F>() {
+      kernels::cross_entropy_forward.get<F>()(xc.data<F>(), tc.data<int64_t>(), loss.data<F>(),
+                                              lse.data<F>(), rows, C, o.ignore_index,
+                                              static_cast<F>(o.label_smoothing));
+      if (red == Reduction::kNone) {
+        out = loss;
+        return;
       }
+      F total = 0;
+      for (int64_t r = 0; r < rows; ++r) total += loss.data<F>()[r];
+      if (red == Reduction::kMean) {  // 0 / 0 = NaN when every target is ignored
+        total = count > 0 ? total / static_cast<F>(count) : std::numeric_limits<F>::quiet_NaN();
+      }
+      out = scalar_tensor(static_cast<double>(total), ct);
     });
     ctx.state = {red, o.ignore_index, o.label_smoothing, count};
     ctx.save_for_backward(logits, tc, lse);  // lse: one number per row; no probabilities
@@ -282,36 +203,28 @@ struct CrossEntropy : Function<CrossEntropy> {
     const DType ct = lse.dtype();
     const int64_t C = logits.size(-1), rows = lse.numel();
     const Tensor xc = as_compute(logits, ct), gc = as_compute(g[0], ct);
-    const bool plain = reference_kernels();
-    // The fast kernel can add straight into logits.grad when the engine offers it (then no
-    // (rows, C) temporary is written and read again), else it writes a fresh dx.
-    const Tensor into = ctx.grad_destination(0);
-    const bool accumulate = !plain && into.defined() && into.dtype() == ct &&
-                            into.storage() != xc.storage() && into.storage() != gc.storage();
-    Tensor dx = accumulate ? into : plain ? zeros(logits.shape(), ct) : empty(logits.shape(), ct);
-    visit_dtype(ct, [&]<class F>() {
-      if constexpr (std::is_floating_point_v<F>) {
-        const int64_t step = s.reduction == Reduction::kNone ? 1 : 0;
-        // count = 0 under "mean" means every row is ignored: the factor is never used.
-        const F factor =
-            s.reduction == Reduction::kMean && s.count > 0 ? F(1) / static_cast<F>(s.count) : F(1);
-        if (plain) {
-          cross_entropy_backward_kernel(xc.data<F>(), targets.data<int64_t>(), lse.data<F>(),
-                                        gc.data<F>(), step, factor, dx.data<F>(), rows, C,
-                                        s.ignore_index, static_cast<F>(s.label_smoothing));
-        } else {
-          cross_entropy_backward_fast(
-              xc.data<F>(), targets.data<int64_t>(), lse.data<F>(), gc.data<F>(), step, factor,
-              dx.data<F>(), rows, C, s.ignore_index, static_cast<F>(s.label_smoothing), accumulate);
-        }
-      }
+    const GradBuffer dx = ctx.grad_buffer(0, logits.shape(), ct);
+    detail::visit_compute(ct, [&]<class F>() {
+      const int64_t step = s.reduction == Reduction::kNone ? 1 : 0;
+      // count = 0 under "mean" means every row is ignored: the factor is never used.
+      const F factor =
+          s.reduction == Reduction::kMean && s.count > 0 ? F(1) / static_cast<F>(s.count) : F(1);
+      kernels::cross_entropy_backward.get<F>()(
+          xc.data<F>(), targets.data<int64_t>(), lse.data<F>(), gc.data<F>(), step, factor,
+          detail::grad_out<F>(dx), rows, C, s.ignore_index, static_cast<F>(s.label_smoothing));
     });
-    if (accumulate) return {into, Tensor()};  // already added into logits.grad
-    return {round_to(dx, logits.dtype()), Tensor()};
+    return {detail::finish_grad(dx, logits.dtype()), Tensor()};
   }
 };
 
 }  // namespace
+
+constinit kernels::KernelPair<kernels::CrossEntropyForward, float, double>
+    kernels::cross_entropy_forward{tg::cross_entropy_forward<float>,
+                                   tg::cross_entropy_forward<double>};
+constinit kernels::KernelPair<kernels::CrossEntropyBackward, float, double>
+    kernels::cross_entropy_backward{tg::cross_entropy_backward<float>,
+                                    tg::cross_entropy_backward<double>};
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets,
                      const CrossEntropyOptions& options, Here here) {

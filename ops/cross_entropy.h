@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "core/autograd.h"
+#include "ops/kernels.h"
 
 namespace tg {
 
@@ -43,3 +44,27 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets,
                      const CrossEntropyOptions& options = {}, Here here = Here::current());
 
 }  // namespace tg
+
+// ---------------------------------------------------------------- the kernels
+// Reference (ops/cross_entropy.cpp) and fast (ops/fast/cross_entropy.cpp), chosen by
+// ops/kernels.h. `rows` rows of C logits, contiguous in the compute type F; one int64 target
+// per row; e = label_smoothing. The write rule of ops/kernels.h.
+namespace tg::kernels {
+
+/// loss[r] = the (smoothed) cross-entropy of row r, 0 where its target is ignore_index;
+/// lse[r] = its log-sum-exp.
+template <class F>
+using CrossEntropyForward = void(const F* x, const int64_t* target, F* loss, F* lse, int64_t rows,
+                                 int64_t C, int64_t ignore_index, F e);
+/// dx = (softmax(x) - q) * dloss[r * dloss_step] * factor per row, a zero row where the
+/// target is ignored. dloss_step is 1 for reduction "none" (one upstream value per row), 0
+/// otherwise; factor is 1 / count for "mean", 1 otherwise.
+template <class F>
+using CrossEntropyBackward = void(const F* x, const int64_t* target, const F* lse,
+                                  const F* dloss, int64_t dloss_step, F factor, GradOut<F> dx,
+                                  int64_t rows, int64_t C, int64_t ignore_index, F e);
+
+extern KernelPair<CrossEntropyForward, float, double> cross_entropy_forward;
+extern KernelPair<CrossEntropyBackward, float, double> cross_entropy_backward;
+
+}  // namespace tg::kernels

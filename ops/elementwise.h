@@ -10,12 +10,13 @@
 // Values are computed in double for float64 tensors and in float for everything else
 // (float16/bfloat16 are widened on load and rounded once on store).
 //
-// Two loops do the walking. The reference is the strided odometer loop (core/strided_loop.h),
-// which handles any view and any broadcast. The fast path takes the common cases, float32 or
-// float64 operands that are contiguous and of the output's shape, or a single-element
-// operand (a scalar broadcast): then element i of every operand is at [i], and one flat loop
-// over raw pointers, split over threads, does it. Both call f on the same values, element by
-// element, so their results are bit-identical.
+// Two loops do the walking. The general one is the strided odometer loop
+// (core/strided_loop.h), which handles any view and any broadcast. The flat one takes the
+// common cases, float32 or float64 operands that are contiguous and of the output's shape,
+// or a single-element operand (a scalar broadcast): then element i of every operand is at
+// [i], and one loop over raw pointers, vectorised (core/simd.h) and split over threads, does
+// it. Both call f on the same values, element by element, so their results are bit-identical:
+// they are one kernel walked two ways, not a reference and a fast version (ops/kernels.h).
 #pragma once
 
 #include <type_traits>
@@ -24,27 +25,19 @@
 #include "core/factories.h"
 #include "core/parallel.h"
 #include "core/strided_loop.h"
+#include "core/simd.h"
 #include "core/tensor.h"
-#include "ops/reference_kernels.h"
-#include "ops/vectorize.h"
+#include "ops/compute.h"
 
 namespace tg::detail {
-
-/// The type arithmetic happens in for elements of type T.
-template <class T>
-using ComputeType = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 /// DTypeError naming `op` unless `t` holds floating-point values.
 void check_floating(const Tensor& t, const char* op);
 /// DTypeError naming `op` and both dtypes unless they are equal.
 void check_same_dtype(const Tensor& a, const Tensor& b, const char* op);
 
-/// Elements per thread piece: an elementwise op costs about a nanosecond per element or
-/// less (memory-bound), so a piece of 32k elements is >= ~10 microseconds of work.
-inline constexpr int64_t kElementwiseGrain = 32768;
-
-// The fast path's inner loops, over n elements: simd_for's groups of 16 (ops/vectorize.h
-// says why GCC needs that shape). __restrict promises that `out` overlaps no input (it is
+// The flat loops, over n elements: simd_for's blocks of kLanes (core/simd.h says why GCC
+// needs that shape). __restrict promises that `out` overlaps no input (it is
 // always a fresh tensor), so no run-time overlap check is needed either; noinline, because
 // GCC forgets that promise when it inlines the function into its caller.
 template <class T, class F>
@@ -59,28 +52,21 @@ template <class T, class F>
   simd_for(n, [&](int64_t i) { out[i] = static_cast<T>(f(a[i], b[i])); });
 }
 
-/// True when the fast path can read t as is: float32 or float64 (no rounding step between
+/// True when the flat loop can read t as is: float32 or float64 (no rounding step between
 /// storage and compute type) and contiguous.
 inline bool is_flat(const Tensor& t) {
   return (t.dtype() == kFloat32 || t.dtype() == kFloat64) && t.is_contiguous();
-}
-
-/// Runs `fast.template operator()<T>()` with T = float or double, x's dtype.
-template <class Fast>
-void visit_flat(DType dtype, Fast&& fast) {
-  if (dtype == kFloat64) fast.template operator()<double>();
-  else fast.template operator()<float>();
 }
 
 /// out[i] = f(x[i]) for a floating-point x; f receives and returns the compute type.
 template <class F>
 Tensor unary_map(const Tensor& x, F f) {
   Tensor out = empty(x.shape(), x.dtype());
-  if (!reference_kernels() && is_flat(x)) {
-    visit_flat(x.dtype(), [&]<class T>() {
+  if (is_flat(x)) {
+    visit_compute(x.dtype(), [&]<class T>() {
       const T* in = x.data<T>();
       T* o = out.data<T>();
-      parallel_for(x.numel(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+      parallel_rows(x.numel(), 2, [&](int64_t begin, int64_t end) {
         unary_range(in + begin, o + begin, end - begin, f);
       });
     });
@@ -105,20 +91,20 @@ template <class F>
 Tensor binary_map(const Tensor& a, const Tensor& b, const char* op, F f) {
   const Shape shape = broadcast_shapes(a.shape(), b.shape(), op);
   Tensor out = empty(shape, a.dtype());
-  if (!reference_kernels() && a.dtype() == b.dtype()) {
-    // the fast cases: both of the output's shape, or one a single element (a scalar)
+  if (a.dtype() == b.dtype()) {
+    // the flat cases: both of the output's shape, or one a single element (a scalar)
     const bool a_full = a.shape() == shape && is_flat(a);
     const bool b_full = b.shape() == shape && is_flat(b);
     const bool a_one = a.numel() == 1 && is_flat(a), b_one = b.numel() == 1 && is_flat(b);
     if ((a_full || a_one) && (b_full || b_one)) {
-      visit_flat(a.dtype(), [&]<class T>() {
+      visit_compute(a.dtype(), [&]<class T>() {
         const T* pa = a.data<T>();
         const T* pb = b.data<T>();
         T* o = out.data<T>();
         const T sa = a_one ? pa[0] : T(0), sb = b_one ? pb[0] : T(0);
         auto with_b = [&](T u) { return f(u, sb); };  // b is a scalar
         auto with_a = [&](T v) { return f(sa, v); };  // a is a scalar
-        parallel_for(out.numel(), kElementwiseGrain, [&](int64_t begin, int64_t end) {
+        parallel_rows(out.numel(), 3, [&](int64_t begin, int64_t end) {
           const int64_t n = end - begin;
           if (a_full && b_full) binary_range(pa + begin, pb + begin, o + begin, n, f);
           else if (a_full) unary_range(pa + begin, o + begin, n, with_b);

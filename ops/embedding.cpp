@@ -1,4 +1,6 @@
-// ops/embedding.cpp — embedding: the plain kernels forward and backward, then the Function.
+// ops/embedding.cpp — embedding: the reference kernels forward and backward, then the
+// Function.
+// Tests: tests/ops/embedding_test.cpp. Course: docs/course/08-embedding.md.
 //
 // Shape legend: V = vocab, D = embedding width, N = number of ids (ids flattened).
 //
@@ -16,16 +18,8 @@
 // Bad ids are rejected before any read: an id is a memory address, and table + id * D with
 // id = -1 or V would read (and in the backward, write) outside the table.
 //
-// Fast kernels (used unless tg::reference_kernels()). The forward copies rows on several
-// threads (each output row is one copy). The backward cannot share the ids between threads:
-// two threads could add into the same table row at once, and the order of the additions
-// (so the rounding) would change with the thread count. Instead it first groups the ids by
-// table row (a counting sort, which keeps the ids of one row in their original order), then
-// shares the TABLE ROWS between threads: each row is the sum of its gradient rows, added in
-// id order, exactly as in the plain loop, and written once (zero for a row no id hits). No
-// zero-fill first, and when the table already has a .grad the engine lets the backward add
-// the sums straight into it (Context::grad_destination): then only the rows the ids hit
-// are touched, instead of a (V, D) temporary being written and added in.
+// The fast kernels (ops/fast/embedding.cpp) copy rows on several threads and, for the
+// backward, share the table's rows between threads.
 #include "ops/embedding.h"
 
 #include <algorithm>
@@ -33,125 +27,38 @@
 #include <string>
 #include <vector>
 
-#include "core/factories.h"
-#include "core/parallel.h"
 #include "ops/compute.h"
-#include "ops/reference_kernels.h"
-#include "ops/vector_math.h"
 
 namespace tg {
 namespace {
 
 using detail::compute_type;
+using kernels::GradOut;
+using kernels::zero_unless_adding;
 
-// ---------------------------------------------------------------- raw kernels
-/// out (N, D) = rows ids[n] of table (V, D). All contiguous; T is the storage type.
-template <class T>
-void embedding_forward_kernel(const int64_t* ids, const T* table, T* out, int64_t n_ids,
-                              int64_t dim) {
-  if (dim == 0) return;  // nothing to copy (and memcpy must not see a null pointer)
+// ---------------------------------------------------------------- reference kernels
+void embedding_forward(const int64_t* ids, const std::byte* table, std::byte* out, int64_t n_ids,
+                       int64_t row_bytes) {
+  if (row_bytes == 0) return;  // nothing to copy (and memcpy must not see a null pointer)
   for (int64_t n = 0; n < n_ids; ++n) {
-    std::memcpy(out + n * dim, table + ids[n] * dim, static_cast<size_t>(dim) * sizeof(T));
+    std::memcpy(out + n * row_bytes, table + ids[n] * row_bytes, static_cast<size_t>(row_bytes));
   }
 }
 
-/// dtable (V, D) += dout (N, D) scattered by ids: dtable[ids[n]] += dout[n], skipping the
-/// padding row (padding_idx < 0: none). F is the compute type (float or double).
+/// The scatter-add derived at the top: dtable[ids[n]] += dout[n], except the padding row.
 template <class F>
-void embedding_backward_kernel(const int64_t* ids, const F* dout, F* dtable, int64_t n_ids,
-                               int64_t dim, int64_t padding_idx) {
+void embedding_backward(const int64_t* ids, const F* dout, int64_t dout_stride,
+                        GradOut<F> dtable, int64_t n_ids, int64_t vocab, int64_t dim,
+                        int64_t padding_idx) {
+  zero_unless_adding(dtable, vocab * dim);
   // exercise embedding.backward: begin
   for (int64_t n = 0; n < n_ids; ++n) {
     if (ids[n] == padding_idx) continue;
-    F* row = dtable + ids[n] * dim;
-    const F* g = dout + n * dim;
+    F* row = dtable.data + ids[n] * dim;
+    const F* g = dout + n * dout_stride;
     for (int64_t d = 0; d < dim; ++d) row[d] += g[d];
   }
   // exercise embedding.backward: end
-}
-
-// ---------------------------------------------------------------- fast kernels
-/// Table rows (or output rows) per thread piece: about 16k elements of work.
-int64_t rows_grain(int64_t dim) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(dim, 1)); }
-
-template <class T>
-void embedding_forward_fast(const int64_t* ids, const T* table, T* out, int64_t n_ids,
-                            int64_t dim) {
-  if (dim == 0) return;
-  parallel_for(n_ids, rows_grain(dim), [&](int64_t begin, int64_t end) {
-    for (int64_t n = begin; n < end; ++n) {
-      std::memcpy(out + n * dim, table + ids[n] * dim, static_cast<size_t>(dim) * sizeof(T));
-    }
-  });
-}
-
-/// The ids grouped by table row: positions order[start[v]], ..., order[start[v + 1] - 1] are
-/// the n with ids[n] == v, in increasing n. A counting sort: count each row's ids, turn the
-/// counts into starts (a prefix sum), then drop each n into its row's next free place.
-struct IdsByRow {
-  std::vector<int64_t> start, order;
-};
-
-IdsByRow group_by_row(const int64_t* ids, int64_t n_ids, int64_t vocab) {
-  IdsByRow g;
-  g.start.assign(static_cast<size_t>(vocab) + 1, 0);
-  for (int64_t n = 0; n < n_ids; ++n) ++g.start[static_cast<size_t>(ids[n]) + 1];
-  for (int64_t v = 0; v < vocab; ++v) g.start[v + 1] += g.start[v];
-  std::vector<int64_t> next(g.start.begin(), g.start.end() - 1);
-  g.order.resize(static_cast<size_t>(n_ids));
-  for (int64_t n = 0; n < n_ids; ++n) g.order[static_cast<size_t>(next[ids[n]]++)] = n;
-  return g;
-}
-
-/// row = (or +=, with `accumulate`) dout[pos[0]] + dout[pos[1]] + ... + dout[pos[count-1]],
-/// added left to right as in the plain loop; columns in blocks of kLanes to vectorise. Row n
-/// of dout starts at dout + n * stride (stride 0: every row is the same one).
-template <class F>
-TG_WIDE_VECTORS void sum_gradient_rows(F* __restrict row, const F* __restrict dout,
-                                       const int64_t* pos, int64_t count, int64_t dim,
-                                       int64_t stride, bool accumulate) {
-  constexpr int64_t W = detail::kLanes<F>;
-  int64_t c = 0;
-  for (; c + W <= dim; c += W) {
-    F acc[W];
-    for (int64_t j = 0; j < W; ++j) acc[j] = dout[pos[0] * stride + c + j];
-    for (int64_t k = 1; k < count; ++k) {
-      for (int64_t j = 0; j < W; ++j) acc[j] += dout[pos[k] * stride + c + j];
-    }
-    if (accumulate) {
-      for (int64_t j = 0; j < W; ++j) row[c + j] += acc[j];
-    } else {
-      for (int64_t j = 0; j < W; ++j) row[c + j] = acc[j];
-    }
-  }
-  for (; c < dim; ++c) {
-    F acc = dout[pos[0] * stride + c];
-    for (int64_t k = 1; k < count; ++k) acc += dout[pos[k] * stride + c];
-    row[c] = accumulate ? row[c] + acc : acc;
-  }
-}
-
-/// dtable (V, D) = the scatter-add of dout by ids (every row written: zero where no id, or
-/// the padding row), or with `accumulate` += into an existing gradient (rows no id hits are
-/// left alone). Table rows are shared between threads.
-template <class F>
-void embedding_backward_fast(const int64_t* ids, const F* dout, int64_t dout_stride, F* dtable,
-                             int64_t n_ids, int64_t vocab, int64_t dim, int64_t padding_idx,
-                             bool accumulate) {
-  if (dim == 0) return;
-  const IdsByRow g = group_by_row(ids, n_ids, vocab);
-  parallel_for(vocab, rows_grain(dim), [&](int64_t begin, int64_t end) {
-    for (int64_t v = begin; v < end; ++v) {
-      const int64_t count = v == padding_idx ? 0 : g.start[v + 1] - g.start[v];
-      F* row = dtable + v * dim;
-      if (count > 0) {
-        sum_gradient_rows(row, dout, g.order.data() + g.start[v], count, dim, dout_stride,
-                          accumulate);
-      } else if (!accumulate) {
-        std::fill(row, row + dim, F(0));
-      }
-    }
-  });
 }
 
 // ---------------------------------------------------------------- helpers
@@ -187,7 +94,6 @@ bool broadcast_rows(const Tensor& dout) {
 // ---------------------------------------------------------------- Function
 struct Embedding : Function<Embedding> {
   static constexpr std::string_view kName = "embedding";
-  static constexpr bool kAddsIntoGrad = true;  // see Context::grad_destination
   struct State {
     Shape table_shape;         // (V, D)
     DType dtype = kFloat32;    // the table's
@@ -221,11 +127,10 @@ struct Embedding : Function<Embedding> {
     out_shape.push_back(dim);
     Tensor out = empty(out_shape, table.dtype());
     const Tensor tc = table.contiguous();
-    visit_dtype(table.dtype(), [&]<class T>() {
-      const auto kernel =
-          reference_kernels() ? embedding_forward_kernel<T> : embedding_forward_fast<T>;
-      kernel(idc.data<int64_t>(), tc.data<T>(), out.data<T>(), idc.numel(), dim);
-    });
+    kernels::embedding_forward.get()(idc.data<int64_t>(),
+                                     static_cast<const std::byte*>(tc.raw_data()),
+                                     static_cast<std::byte*>(out.raw_data()), idc.numel(),
+                                     dim * static_cast<int64_t>(table.element_size()));
     ctx.save_for_backward(idc);  // the ids only: the table's values are not needed
     ctx.state = {table.shape(), table.dtype(), pad};
     return out;
@@ -239,53 +144,36 @@ struct Embedding : Function<Embedding> {
     const Tensor ids = ctx.saved_tensors()[0];
     const State& s = ctx.state;
     const DType ct = compute_type(s.dtype);
-    const bool plain = reference_kernels();
-    // f16/bf16: accumulate in float32, round once per element at the end.
     Tensor dout = g[0];
-    const int64_t dim = s.table_shape[1];
+    const int64_t vocab = s.table_shape[0], dim = s.table_shape[1];
     int64_t dout_stride = dim;  // from one id's gradient row to the next
-    if (!plain && broadcast_rows(dout) && dout.numel() > 0) {
+    if (broadcast_rows(dout) && dout.numel() > 0) {
       // The same row for every id (sum's backward expands one value; a broadcast upstream
-      // gradient does the same): the fast kernel reads that one row n_ids times instead of
-      // an (n_ids, D) copy of it. The sums are the same, term by term.
+      // gradient does the same): the kernel reads that one row n_ids times instead of an
+      // (n_ids, D) copy of it. The sums are the same, term by term.
       Tensor row = empty({dim}, ct);
       row.copy_(dout.reshape({-1, dim}).select(0, 0));
       dout = row;
       dout_stride = 0;
-    } else if (dout.dtype() != ct || !dout.is_contiguous()) {
-      Tensor c = empty(dout.shape(), ct);
-      c.copy_(dout);
-      dout = c;
+    } else {
+      dout = detail::as_compute(dout, ct);  // f16/bf16: accumulate in float32
     }
-    // The fast kernel adds into table.grad when the engine offers it (float32/float64
-    // tables: the gradient is in the compute type), else it writes every row of a new dtable.
-    const Tensor into = ctx.grad_destination(1);
-    const bool accumulate =
-        !plain && into.defined() && into.dtype() == ct && into.storage() != dout.storage();
-    Tensor dtable = accumulate ? into : plain ? zeros(s.table_shape, ct) : empty(s.table_shape, ct);
-    visit_dtype(ct, [&]<class F>() {
-      if constexpr (std::is_floating_point_v<F>) {
-        if (plain) {
-          embedding_backward_kernel(ids.data<int64_t>(), dout.data<F>(), dtable.data<F>(),
-                                    ids.numel(), s.table_shape[1], s.padding_idx);
-        } else {
-          embedding_backward_fast(ids.data<int64_t>(), dout.data<F>(), dout_stride,
-                                  dtable.data<F>(), ids.numel(), s.table_shape[0], dim,
-                                  s.padding_idx, accumulate);
-        }
-      }
+    const GradBuffer dtable = ctx.grad_buffer(1, s.table_shape, ct);
+    detail::visit_compute(ct, [&]<class F>() {
+      kernels::embedding_backward.get<F>()(ids.data<int64_t>(), dout.data<F>(), dout_stride,
+                                           detail::grad_out<F>(dtable), ids.numel(), vocab, dim,
+                                           s.padding_idx);
     });
-    if (accumulate) return {Tensor(), into};  // already added into table.grad
-    if (s.dtype != ct) {
-      Tensor rounded = empty(s.table_shape, s.dtype);
-      rounded.copy_(dtable);
-      dtable = rounded;
-    }
-    return {Tensor(), dtable};
+    return {Tensor(), detail::finish_grad(dtable, s.dtype)};
   }
 };
 
 }  // namespace
+
+constinit kernels::Kernel<kernels::EmbeddingForward> kernels::embedding_forward{
+    tg::embedding_forward};
+constinit kernels::KernelPair<kernels::EmbeddingBackward, float, double>
+    kernels::embedding_backward{tg::embedding_backward<float>, tg::embedding_backward<double>};
 
 Tensor embedding(const Tensor& ids, const Tensor& table, std::optional<int64_t> padding_idx,
                  Here here) {

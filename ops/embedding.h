@@ -10,9 +10,11 @@
 // gets a gradient: ids are integers.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 
 #include "core/autograd.h"
+#include "ops/kernels.h"
 
 namespace tg {
 
@@ -26,3 +28,25 @@ Tensor embedding(const Tensor& ids, const Tensor& table,
                  std::optional<int64_t> padding_idx = std::nullopt, Here here = Here::current());
 
 }  // namespace tg
+
+// ---------------------------------------------------------------- the kernels
+// Reference (ops/embedding.cpp) and fast (ops/fast/embedding.cpp), chosen by ops/kernels.h.
+// N ids, each in [0, V) (checked before any kernel runs); the write rule of ops/kernels.h.
+namespace tg::kernels {
+
+/// Row n of out = row ids[n] of the table, copied as bytes (rows of row_bytes bytes): a
+/// lookup is exact in every dtype.
+using EmbeddingForward = void(const int64_t* ids, const std::byte* table, std::byte* out,
+                              int64_t n_ids, int64_t row_bytes);
+/// dtable (V, D) = the rows of dout added into the rows their ids name (skipping
+/// padding_idx; -1 for none), in the compute type F. Row n of dout starts at
+/// dout + n * dout_stride: D for a dense dout, 0 when every row is the same one.
+template <class F>
+using EmbeddingBackward = void(const int64_t* ids, const F* dout, int64_t dout_stride,
+                               GradOut<F> dtable, int64_t n_ids, int64_t vocab, int64_t dim,
+                               int64_t padding_idx);
+
+extern Kernel<EmbeddingForward> embedding_forward;
+extern KernelPair<EmbeddingBackward, float, double> embedding_backward;
+
+}  // namespace tg::kernels

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "core/autograd.h"
+#include "ops/kernels.h"
 
 namespace tg {
 
@@ -21,3 +22,22 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
               Here here = Here::current());
 
 }  // namespace tg
+
+// ---------------------------------------------------------------- the kernels
+// Reference (ops/linear.cpp) and fast (ops/fast/linear.cpp, on the blocked GEMM), chosen by
+// ops/kernels.h. x (N, I), W (O, I), b (O), y and dy (N, O), all contiguous in the compute
+// type F; b may be null. The write rule of ops/kernels.h.
+namespace tg::kernels {
+
+template <class F>
+using LinearForward = void(const F* x, const F* w, const F* b, F* y, int64_t rows, int64_t in,
+                           int64_t out);
+/// dx (N, I), dW (O, I) and db (O); a null GradOut skips that gradient.
+template <class F>
+using LinearBackward = void(const F* dy, const F* x, const F* w, GradOut<F> dx, GradOut<F> dw,
+                            GradOut<F> db, int64_t rows, int64_t in, int64_t out);
+
+extern KernelPair<LinearForward, float, double> linear_forward;
+extern KernelPair<LinearBackward, float, double> linear_backward;
+
+}  // namespace tg::kernels

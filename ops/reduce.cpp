@@ -1,4 +1,5 @@
 // ops/reduce.cpp — sum, mean, amax/amin, max/min.
+// Tests: tests/ops/reduce_test.cpp. Course: docs/course/02-autograd.md (sum's backward).
 //
 // Shape legend: x has shape (d0, ..., dk); `keep` is x's shape with every reduced dim set to
 // 1 (the keepdim=true result); `out` is the result (keep without those dims unless keepdim).
@@ -12,21 +13,17 @@
 //
 // The same view run backwards spreads a gradient of shape `keep` over x's shape.
 //
-// Fast path of sum and mean (unless tg::reference_kernels()): when x is contiguous float32
-// or float64 and the reduced dims are the LAST ones (a full reduction included), every group
-// is one contiguous run of n elements: x is (outer, n). Then the sum of a run is a
-// vectorised row sum (ops/vector_math.h: 16 lanes, a few ulp from the left-to-right sum),
-// runs are shared between threads, and the backward writes each run's value n times instead
-// of walking an expanded view element by element.
+// When x is float32 or float64 and the reduced dims are the LAST ones (a full reduction
+// included), every group of sum and mean is one contiguous run of n elements: x is (rows, n),
+// and the kernel pair kernels::sum_rows sums the runs (its fast version, in
+// ops/fast/reduce.cpp, in vector lanes and on threads).
 #include "ops/reduce.h"
 
 #include <cmath>
 #include <limits>
 
-#include "core/parallel.h"
+#include "ops/compute.h"
 #include "ops/elementwise.h"
-#include "ops/reference_kernels.h"
-#include "ops/vector_math.h"
 
 namespace tg {
 namespace {
@@ -74,11 +71,7 @@ void check_nonempty_groups(const Tensor& x, const Reduction& r, const char* op) 
   }
 }
 
-/// The dtype values are accumulated in: float64 stays double, the rest use float.
-DType compute_dtype(DType dtype) { return dtype == kFloat64 ? kFloat64 : kFloat32; }
-
-/// `t` converted to `dtype`, without a copy when it already is.
-Tensor as_dtype(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : t.to(dtype); }
+using detail::compute_type;
 
 // ---------------------------------------------------------------- raw kernels
 /// acc[group(i)] = combine(acc[group(i)], x[i]) for every element i of x, in row-major
@@ -96,7 +89,7 @@ void reduce_kernel(const Tensor& x, const Tensor& acc, Combine combine) {
 /// with combine, then apply finish to each group. Returns shape `keep`, x's dtype.
 template <class Combine, class Finish>
 Tensor reduce(const Tensor& x, const Reduction& r, double init, Combine combine, Finish finish) {
-  const DType ct = compute_dtype(x.dtype());
+  const DType ct = compute_type(x.dtype());
   Tensor acc = full(r.keep, init, ct);
   visit_dtype(x.dtype(), [&]<class T>() {
     if constexpr (!std::is_same_v<T, int64_t> && !std::is_same_v<T, bool>) {
@@ -106,77 +99,47 @@ Tensor reduce(const Tensor& x, const Reduction& r, double init, Combine combine,
       for (int64_t i = 0; i < acc.numel(); ++i) pa[i] = finish(pa[i]);
     }
   });
-  return as_dtype(acc, x.dtype());
+  return detail::round_to(acc, x.dtype());
 }
 
-// ---------------------------------------------------------------- fast path of sum, mean
-/// x (shape `x_shape`) seen as (outer, n) with the reduced dims (where `keep` is 1) all
-/// after the kept ones; outer = 0 when they are not (the fast path does not apply).
-struct Runs {
-  int64_t outer = 0, n = 1;
-};
-
-Runs trailing_runs(const Shape& x_shape, const Shape& keep) {
-  size_t p = x_shape.size();  // the first of the trailing dims that keep has as 1
-  while (p > 0 && keep[p - 1] == 1) --p;
-  Runs r{1, 1};
-  for (size_t i = 0; i < x_shape.size(); ++i) {
-    if (i < p && keep[i] != x_shape[i]) return {};  // a reduced dim before a kept one
-    (i < p ? r.outer : r.n) *= x_shape[i];
+// ---------------------------------------------------------------- sum of contiguous runs
+/// out[r] = the sum of run r, left to right.
+template <class F>
+void sum_rows(const F* x, F* out, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+    F acc = 0;
+    for (int64_t i = 0; i < n; ++i) acc += x[r * n + i];
+    out[r] = acc;
   }
-  return r;
 }
 
-/// Whether sum/mean of x over r may take the fast path; its runs if so. The fast path sums
-/// in a different order than the strided loop, so it takes strided inputs too (copied to
-/// contiguous first, see sum_runs' callers): a result must not depend on x's layout.
-Runs fast_runs(const Tensor& x, const Shape& keep) {
-  if (reference_kernels() || (x.dtype() != kFloat32 && x.dtype() != kFloat64)) return {};
-  return trailing_runs(x.shape(), keep);
+/// n when x's groups (reduced where `keep` is 1) are its last dims and x is float32/float64:
+/// x is then (rows, n), every group a contiguous run; 0 otherwise.
+int64_t run_length(const Tensor& x, const Shape& keep) {
+  if (x.dtype() != kFloat32 && x.dtype() != kFloat64) return 0;
+  size_t p = x.dim();  // the first of the trailing dims that keep has as 1
+  while (p > 0 && keep[p - 1] == 1) --p;
+  int64_t n = 1;
+  for (size_t i = 0; i < x.dim(); ++i) {
+    if (i < p && keep[i] != x.shape()[i]) return 0;  // a reduced dim before a kept one
+    if (i >= p) n *= x.shape()[i];
+  }
+  return n;
 }
 
-/// Whether the backward of sum/mean may take the fast path (dout has x's dtype); its runs.
-Runs fast_spread_runs(const Tensor& dout, const Shape& x_shape, const Shape& keep) {
-  if (reference_kernels() || (dout.dtype() != kFloat32 && dout.dtype() != kFloat64)) return {};
-  return trailing_runs(x_shape, keep);
-}
-
-/// Runs per thread piece: about 64k elements each.
-int64_t runs_grain(int64_t n) { return std::max<int64_t>(1, 65536 / std::max<int64_t>(n, 1)); }
-
-/// out[o] = finish(sum of run o of x), shape `keep`; x contiguous float32/float64.
+/// finish(sum of each run) of x (rows of n), shape `keep`. A strided x is copied first: the
+/// order of a sum must not depend on x's layout.
 template <class Finish>
-Tensor sum_runs(const Tensor& x, const Shape& keep, const Runs& runs, Finish finish) {
+Tensor sum_runs(const Tensor& x, const Shape& keep, int64_t n, Finish finish) {
+  const Tensor xc = x.contiguous();
   Tensor out = empty(keep, x.dtype());
-  visit_dtype(x.dtype(), [&]<class F>() {
-    if constexpr (std::is_same_v<F, float> || std::is_same_v<F, double>) {
-      const F* px = x.data<F>();
-      F* po = out.data<F>();
-      parallel_for(runs.outer, runs_grain(runs.n), [&](int64_t begin, int64_t end) {
-        for (int64_t o = begin; o < end; ++o)
-          po[o] = finish(detail::row_sum(px + o * runs.n, runs.n));
-      });
-    }
+  detail::visit_compute(x.dtype(), [&]<class F>() {
+    F* po = out.data<F>();
+    const int64_t rows = out.numel();
+    kernels::sum_rows.get<F>()(xc.data<F>(), po, rows, n);
+    for (int64_t r = 0; r < rows; ++r) po[r] = finish(po[r]);
   });
   return out;
-}
-
-/// The backward of sum/mean on runs: dx (x_shape) with run o filled with spread(dout[o]).
-template <class Spread>
-Tensor spread_runs(const Tensor& dout, const Shape& x_shape, const Runs& runs, Spread spread) {
-  const Tensor g = dout.contiguous();
-  Tensor dx = empty(x_shape, g.dtype());
-  visit_dtype(g.dtype(), [&]<class F>() {
-    if constexpr (std::is_same_v<F, float> || std::is_same_v<F, double>) {
-      const F* pg = g.data<F>();
-      F* pd = dx.data<F>();
-      parallel_for(runs.outer, runs_grain(runs.n), [&](int64_t begin, int64_t end) {
-        for (int64_t o = begin; o < end; ++o)
-          detail::row_fill(pd + o * runs.n, runs.n, spread(pg[o]));
-      });
-    }
-  });
-  return dx;
 }
 
 /// The fold and finish steps of sum: add each element; use the total as it is.
@@ -202,7 +165,7 @@ bool is_tie(C v, C best) {
 /// dx = dout * [x == out] / (ties in the group), with out and dout of shape `keep`.
 Tensor extreme_backward(const Tensor& x, const Tensor& out, const Tensor& dout) {
   const Tensor e_out = out.expand(x.shape()), e_dout = dout.expand(x.shape());
-  Tensor ties = zeros(out.shape(), compute_dtype(x.dtype()));
+  Tensor ties = zeros(out.shape(), compute_type(x.dtype()));
   const Tensor e_ties = ties.expand(x.shape());
   Tensor dx = empty(x.shape(), x.dtype());
   visit_dtype(x.dtype(), [&]<class T>() {
@@ -274,8 +237,8 @@ struct Sum : Function<Sum> {
     detail::check_floating(x, "sum");
     const Reduction r = plan(x, dims, keepdim, "sum");
     ctx.state = {x.shape(), r.keep};
-    if (const Runs runs = fast_runs(x, r.keep); runs.outer > 0) {
-      return sum_runs(x.contiguous(), r.keep, runs, kAsIs).view(r.out);
+    if (const int64_t n = run_length(x, r.keep); n > 0) {
+      return sum_runs(x, r.keep, n, kAsIs).view(r.out);
     }
     return reduce(x, r, 0.0, kPlus, kAsIs).view(r.out);
   }
@@ -302,21 +265,18 @@ struct Mean : Function<Mean> {
     ctx.state = {x.shape(), r.keep, r.count};
     // With count == 0 this is 0 / 0 = NaN, as in PyTorch.
     const auto divide = [n = r.count](auto a) { return a / static_cast<decltype(a)>(n); };
-    if (const Runs runs = fast_runs(x, r.keep); runs.outer > 0) {
-      return sum_runs(x.contiguous(), r.keep, runs, divide).view(r.out);
+    if (const int64_t n = run_length(x, r.keep); n > 0) {
+      return sum_runs(x, r.keep, n, divide).view(r.out);
     }
     return reduce(x, r, 0.0, kPlus, divide).view(r.out);
   }
   // backward: d(out[g])/d(x[i]) = 1 / count for every i in group g, so dx[i] = dout[g] / count
+  // As for sum, an expanded view of dout / count: one division per group, not per element.
   static std::vector<Tensor> backward(Context<State>& ctx, const std::vector<Tensor>& g) {
     if (!ctx.needs_input_grad(0)) return {Tensor()};
     const auto divide = [n = ctx.state.count](auto v) { return v / static_cast<decltype(v)>(n); };
-    if (const Runs runs = fast_spread_runs(g[0], ctx.state.x_shape, ctx.state.keep);
-        runs.outer > 0) {
-      return {spread_runs(g[0], ctx.state.x_shape, runs, divide)};
-    }
-    const Tensor spread = as_keep(g[0], ctx.state.keep).expand(ctx.state.x_shape);
-    return {detail::unary_map(spread, divide)};
+    const Tensor share = detail::unary_map(as_keep(g[0], ctx.state.keep), divide);
+    return {share.expand(ctx.state.x_shape)};
   }
 };
 
@@ -412,6 +372,9 @@ ValuesIndices arg_extreme(const Tensor& x, int64_t dim, bool keepdim, Here here)
 }
 
 }  // namespace
+
+constinit kernels::KernelPair<kernels::SumRows, float, double> kernels::sum_rows{
+    tg::sum_rows<float>, tg::sum_rows<double>};
 
 Tensor sum(const Tensor& x, const DimVec& dims, bool keepdim, Here here) {
   return Sum::apply_at(here, x, dims, keepdim);

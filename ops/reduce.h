@@ -20,6 +20,7 @@
 #pragma once
 
 #include "core/autograd.h"
+#include "ops/kernels.h"
 
 namespace tg {
 
@@ -61,3 +62,18 @@ Tensor max(const Tensor& x, Here here = Here::current());
 Tensor min(const Tensor& x, Here here = Here::current());
 
 }  // namespace tg
+
+// ---------------------------------------------------------------- the kernels
+// When the summed dims are the last ones (a full sum included) and x is float32 or float64,
+// every group is one contiguous run of n elements: x is (rows, n), and sum and mean run this
+// pair: the reference loop in ops/reduce.cpp, the fast one (vectorised row sums, rows on
+// threads) in ops/fast/reduce.cpp, chosen by ops/kernels.h.
+namespace tg::kernels {
+
+/// out[r] = sum of x[r * n .. r * n + n) (written).
+template <class F>
+using SumRows = void(const F* x, F* out, int64_t rows, int64_t n);
+
+extern KernelPair<SumRows, float, double> sum_rows;
+
+}  // namespace tg::kernels

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "core/autograd.h"
+#include "ops/kernels.h"
 
 namespace tg {
 
@@ -21,3 +22,23 @@ Tensor swiglu(const Tensor& a, const Tensor& b, Here here = Here::current());
 Tensor silu_and_mul(const Tensor& x, Here here = Here::current());
 
 }  // namespace tg
+
+// ---------------------------------------------------------------- the kernels
+// Reference (ops/swiglu.cpp) and fast (ops/fast/swiglu.cpp), chosen by ops/kernels.h. `rows`
+// rows of h elements in the compute type F; a and b (and da, db) advance by `stride` per row
+// (h for swiglu, where a and b are separate tensors; 2h for silu_and_mul, where b = a + h),
+// out and dout by h. The write rule of ops/kernels.h.
+namespace tg::kernels {
+
+template <class F>
+using SwigluForward = void(const F* a, const F* b, F* out, int64_t rows, int64_t h,
+                           int64_t stride);
+/// da and db; a null GradOut skips that gradient.
+template <class F>
+using SwigluBackward = void(const F* a, const F* b, const F* dout, GradOut<F> da, GradOut<F> db,
+                            int64_t rows, int64_t h, int64_t stride);
+
+extern KernelPair<SwigluForward, float, double> swiglu_forward;
+extern KernelPair<SwigluBackward, float, double> swiglu_backward;
+
+}  // namespace tg::kernels

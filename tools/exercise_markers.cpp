@@ -121,6 +121,7 @@ std::string fill_exercises(std::string_view source, std::string_view file_name,
   out.reserve(source.size());
   const Exercise* open = nullptr;  // the exercise whose body we are in
   bool skipping = false;           // ... and whether that body is being blanked
+  bool filled = false;             // whether any call went in
   size_t open_line = 0;
   const std::vector<std::string_view> lines = lines_of(source);
   for (size_t n = 0; n < lines.size(); ++n) {
@@ -141,6 +142,7 @@ std::string fill_exercises(std::string_view source, std::string_view file_name,
         if (found != nullptr) found->push_back(e->id);
         out.append(line).append("\n");
         const std::string_view indent = line.substr(0, line.find_first_not_of(" \t"));
+        filled = filled || skipping || fill == Fill::kProbe;
         if (skipping) {
           out.append(indent)
               .append("::tg::detail::exercise_not_implemented(\"")
@@ -168,6 +170,12 @@ std::string fill_exercises(std::string_view source, std::string_view file_name,
   }
   TG_CHECK(open == nullptr, ValueError, "{}:{}: exercise {} begins here but never ends", file_name,
            open_line, open ? open->id : "");
+  if (filled) {
+    // The calls need their declarations: the include goes before the file's first one.
+    const std::string include = std::string(kHooksInclude) + "\n";
+    const size_t first = out.starts_with("#include") ? 0 : out.find("\n#include");
+    out.insert(first == std::string::npos ? 0 : first == 0 ? 0 : first + 1, include);
+  }
   return out;
 }
 
@@ -182,6 +190,70 @@ std::string blank_exercises(std::string_view source, std::string_view file_name,
 std::string probe_exercises(std::string_view source, std::string_view file_name,
                             const std::vector<Exercise>& course, std::vector<std::string>* found) {
   return fill_exercises(source, file_name, course, {}, found, Fill::kProbe);
+}
+
+namespace {
+
+bool starts_with_any(std::string_view line, std::initializer_list<std::string_view> prefixes) {
+  for (std::string_view p : prefixes) {
+    if (line.starts_with(p)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool gives_away(std::string_view line) {
+  line = trimmed(line);
+  if (line.find_first_not_of("{}();, ") == std::string_view::npos) return false;  // punctuation
+  // Lines that only walk or locate the data: every kernel has them.
+  if (starts_with_any(line, {"for (", "using ", "const int64_t "})) return false;
+  if (line.starts_with("const ")) {
+    const size_t ref = line.find_first_of("*&"), equals = line.find('=');
+    if (ref != std::string_view::npos && equals != std::string_view::npos && ref < equals) {
+      return false;  // const T* p = ... or const T& r = ...: a pointer into an input
+    }
+  }
+  return true;
+}
+
+void collect_answer_lines(std::string_view source, std::string_view file_name,
+                          const std::vector<Exercise>& course,
+                          std::map<std::string, std::set<std::string>>* lines) {
+  const Exercise* open = nullptr;
+  const std::vector<std::string_view> all = lines_of(source);
+  for (size_t n = 0; n < all.size(); ++n) {
+    Marker m;
+    if (parse_marker(all[n], &m)) {
+      const Exercise* e = find(course, m.id);
+      TG_CHECK(e != nullptr, ValueError, "{}:{}: exercise {} is not listed in tools/exercises.txt",
+               file_name, n + 1, m.id);
+      open = m.begin ? e : nullptr;
+      continue;
+    }
+    if (open == nullptr) continue;
+    const std::string_view line = trimmed(all[n]);
+    if (line.size() < kMinAnswerLine || !gives_away(line)) continue;
+    (*lines)[open->id].emplace(line);
+  }
+}
+
+std::vector<std::string> find_answers(std::string_view text, std::string_view file_name,
+                                      const std::map<std::string, std::set<std::string>>& answers,
+                                      const std::set<std::string>& blank) {
+  std::vector<std::string> hits;
+  const std::vector<std::string_view> all = lines_of(text);
+  for (size_t n = 0; n < all.size(); ++n) {
+    if (all[n].size() < kMinAnswerLine) continue;
+    for (const auto& [id, lines] : answers) {
+      if (!blank.count(id)) continue;
+      for (const std::string& answer : lines) {
+        if (all[n].find(answer) == std::string_view::npos) continue;
+        hits.push_back(fmt::format("{}:{}: exercise {}: {}", file_name, n + 1, id, answer));
+      }
+    }
+  }
+  return hits;
 }
 
 }  // namespace tg::tools

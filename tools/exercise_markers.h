@@ -15,18 +15,23 @@
 //   rms_norm.backward  docs/course/06-rms-norm.md
 //
 // Blanking keeps both marker lines and replaces what is between them with one call that
-// throws tg::NotImplemented naming the exercise and its chapter (core/error.h), indented
-// like the begin marker. The fenced code must therefore be a whole function body or the
+// throws tg::NotImplemented naming the exercise and its chapter (tools/exercise_hooks.h),
+// indented like the begin marker, and includes that header before the file's first
+// #include. The fenced code must therefore be a whole function body or the
 // tail of one (nothing after the end marker may use what the body declared): a throw is a
 // valid body for any return type. Everything outside the markers is kept byte for byte.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace tg::tools {
+
+/// The line a filled file gets, before its first #include (or at its top).
+inline constexpr std::string_view kHooksInclude = "#include \"tools/exercise_hooks.h\"";
 
 // ---- text helpers shared by the course's tools
 
@@ -67,9 +72,33 @@ std::string blank_exercises(std::string_view source, std::string_view file_name,
 /// `source` with one line added after the begin marker of every exercise:
 ///     ::tg::detail::exercise_reached("rms_norm.backward");
 /// and the solution kept. A tree of such files (student_tree --probe) records which
-/// exercises each test runs (core/error.h), which is how tests/exercise_ties.txt is made
+/// exercises each test runs (tools/exercise_hooks.h), which is how tests/exercise_ties.txt is made
 /// (scripts/tie_exercises.sh). The same checks as blank_exercises.
 std::string probe_exercises(std::string_view source, std::string_view file_name,
                             const std::vector<Exercise>& course, std::vector<std::string>* found);
+
+// ---- answers left in a student tree
+
+/// Lines shorter than this (trimmed) are too common to give a solution away.
+inline constexpr size_t kMinAnswerLine = 20;
+
+/// Whether a line of a solution body would give the solution away: not if it is nothing but
+/// braces, parentheses and semicolons, nor if it only walks or locates the data, which every
+/// kernel does alike — a loop header (`for (...)`), a using-declaration, a `const int64_t`
+/// index, a `const T*` pointer or `const T&` reference into an input.
+bool gives_away(std::string_view line);
+
+/// For every exercise marked in `source`, the lines of its solution body that would give it
+/// away: trimmed, at least kMinAnswerLine characters long, and gives_away. Added to `lines`
+/// (id -> lines).
+void collect_answer_lines(std::string_view source, std::string_view file_name,
+                          const std::vector<Exercise>& course,
+                          std::map<std::string, std::set<std::string>>* lines);
+
+/// Every place in `text` (a file of a generated tree, named `file_name`) that contains a line
+/// of `answers` for an exercise in `blank`: "<file>:<line>: exercise <id>: <answer line>".
+std::vector<std::string> find_answers(std::string_view text, std::string_view file_name,
+                                      const std::map<std::string, std::set<std::string>>& answers,
+                                      const std::set<std::string>& blank);
 
 }  // namespace tg::tools

@@ -11,9 +11,16 @@
 // solution, with a call in front that records the exercise's id when a test runs it.
 //
 // It copies every file of the source tree except version control, build and run
-// directories (.git, build*, runs, .cache), blanks the marked .h and .cpp files, checks
-// that every exercise of tools/exercises.txt is marked somewhere, and refuses to write
-// into a DEST that exists and is not empty.
+// directories (.git, build*, runs, .cache) and the fast kernels with their tests (ops/fast,
+// nn/fast, tests/ops/fast, tests/nn/fast: a student tree runs the reference kernels, and a
+// fast kernel would hand over the answer), blanks the marked .h and .cpp files, checks that
+// every exercise of tools/exercises.txt is marked somewhere, and refuses to write into a
+// DEST that exists and is not empty. A probe tree leaves out the same folders, so that the
+// ties it finds are those of a student tree.
+//
+// Last, it checks the tree it wrote holds no answer: no line of a blanked solution body
+// (tools/exercise_markers.h: collect_answer_lines) may appear in any file of it, code,
+// comment or course text. If one does, it names the file and line and exits with 1.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -33,10 +40,12 @@ void write_file(const fs::path& path, const std::string& text) {
   TG_CHECK(out.good(), ValueError, "student_tree: cannot write {}", path.string());
 }
 
-/// Directories that are not part of the source: version control, builds, run outputs.
-bool skipped(const fs::path& name) {
-  const std::string n = name.string();
-  return n == ".git" || n == "runs" || n == ".cache" || n.starts_with("build");
+/// Directories a generated tree leaves out: version control, builds, run outputs, and the
+/// fast kernels with their tests. `rel` is the path from the source tree's root.
+bool skipped(const fs::path& rel) {
+  const std::string n = rel.filename().string(), r = rel.generic_string();
+  return n == ".git" || n == "runs" || n == ".cache" || n.starts_with("build") || r == "ops/fast" ||
+         r == "nn/fast" || r == "tests/ops/fast" || r == "tests/nn/fast";
 }
 
 bool is_source(const fs::path& path) {
@@ -64,39 +73,54 @@ int main(int argc, char** argv) {
         tg::tools::parse_registry(tg::tools::read_file(src / "tools" / "exercises.txt"));
     const std::set<std::string> blank = tg::tools::exercises_from(course, from);
     std::set<std::string> marked;
-    size_t files = 0;
+    std::map<std::string, std::set<std::string>> answers;  // exercise -> its solution's lines
+    std::vector<std::pair<std::string, std::string>> written;  // (path, text) of every file
     for (auto it = fs::recursive_directory_iterator(src); it != fs::recursive_directory_iterator();
          ++it) {
-      if (it->is_directory() && skipped(it->path().filename())) {
+      const fs::path rel = fs::relative(it->path(), src);
+      if (it->is_directory() && skipped(rel)) {
         it.disable_recursion_pending();
         continue;
       }
       if (!it->is_regular_file()) continue;
-      const fs::path rel = fs::relative(it->path(), src);
       std::string text = tg::tools::read_file(it->path());
       if (is_source(rel)) {
         std::vector<std::string> found;
+        tg::tools::collect_answer_lines(text, rel.string(), course, &answers);
         text = probe ? tg::tools::probe_exercises(text, rel.string(), course, &found)
                      : tg::tools::blank_exercises(text, rel.string(), course, blank, &found);
         marked.insert(found.begin(), found.end());
       }
       write_file(out / rel, text);
       fs::permissions(out / rel, fs::status(it->path()).permissions());
-      ++files;
+      written.emplace_back(rel.generic_string(), std::move(text));
     }
-    // The exercises are the plain kernels: the tree runs on them by default (ops/CMakeLists.txt).
+    const size_t files = written.size();
     write_file(out / "tools" / "STUDENT_TREE",
                std::string(probe ? "A probe tree" : "A student tree") +
                    ", written by tools/student_tree" +
                    (probe          ? " --probe"
                     : from.empty() ? std::string()
                                    : " --from " + from) +
-                   ". ops/CMakeLists.txt sees this file and makes the plain reference kernels\n"
-                   "the default (TAPEGRAD_REFERENCE_KERNELS=0 turns them off).\n");
+                   ". It has no ops/fast/ or nn/fast/: every op runs its reference kernel\n"
+                   "(ops/kernels.h), the code the exercises are about.\n");
     for (const tg::tools::Exercise& e : course) {
       TG_CHECK(marked.count(e.id) > 0, ValueError,
                "student_tree: exercise {} is listed in tools/exercises.txt but marked nowhere",
                e.id);
+    }
+    if (!probe) {
+      std::vector<std::string> leaks;
+      for (const auto& [path, text] : written) {
+        for (std::string& hit : tg::tools::find_answers(text, path, answers, blank)) {
+          leaks.push_back(std::move(hit));
+        }
+      }
+      for (const std::string& leak : leaks) fmt::print(stderr, "{}\n", leak);
+      TG_CHECK(leaks.empty(), ValueError,
+               "student_tree: {} line(s) of blanked solutions are still in the tree (listed "
+               "above): move them out of the fences' neighbourhood or reword them",
+               leaks.size());
     }
     if (probe) {
       fmt::print("student_tree: {} files into {}; all {} exercises probed\n", files, dest,

@@ -274,22 +274,29 @@ TEST(AutogradTest, CustomFunctionWithStateAndMixedArguments) {
   EXPECT_EQ(values(x.grad()), (std::vector<double>{2.5, 2.5}));
 }
 
-// An identity op that adds its gradient into the offered .grad itself, counting the offers.
+// An identity op whose backward asks Context::grad_buffer where its gradient goes, counting
+// the times it is handed the existing .grad to add into.
 struct AddsIntoGrad : Function<AddsIntoGrad> {
   static constexpr std::string_view kName = "adds_into_grad";
-  static constexpr bool kAddsIntoGrad = true;
   static inline int offers = 0;
-  static Tensor forward(Context<>&, const Tensor& x) { return x.clone(); }
+  static Tensor forward(Context<>& ctx, const Tensor& x) {
+    ctx.save_for_backward(x);
+    return x.clone();
+  }
   static std::vector<Tensor> backward(Context<>& ctx, const std::vector<Tensor>& g) {
-    Tensor into = ctx.grad_destination(0);
-    if (!into.defined()) return {g[0]};
-    ++offers;
-    into.copy_(into + g[0]);  // (backward runs without recording)
-    return {into};            // "delivered"
+    const Tensor x = ctx.saved_tensors()[0];
+    tg::GradBuffer dx = ctx.grad_buffer(0, x.shape(), x.dtype());
+    if (dx.add) {
+      ++offers;
+      dx.tensor.copy_(dx.tensor + g[0]);  // (backward runs without recording)
+    } else {
+      dx.tensor.copy_(g[0]);
+    }
+    return {dx.tensor};  // the .grad itself: "delivered"
   }
 };
 
-TEST(AutogradTest, GradDestinationIsOfferedOnlyWhenItGivesTheSameSum) {
+TEST(AutogradTest, GradBufferOffersTheGradOnlyWhenItGivesTheSameSum) {
   Tensor x = vec({1, 2}).requires_grad_();
   const Tensor two = tg::full({2}, 2.0, tg::kFloat64);
   AddsIntoGrad::offers = 0;
@@ -302,12 +309,29 @@ TEST(AutogradTest, GradDestinationIsOfferedOnlyWhenItGivesTheSameSum) {
   (AddsIntoGrad::apply(x) + AddsIntoGrad::apply(x)).backward(two);
   EXPECT_EQ(AddsIntoGrad::offers, 1);
   EXPECT_EQ(values(x.grad()), (std::vector<double>{8, 8}));
-  // tg::grad leaves .grad alone; a hook must see the gradient on its own.
+  // tg::grad leaves .grad alone; anomaly mode and a hook must see the gradient on its own.
   EXPECT_EQ(values(tg::grad({AddsIntoGrad::apply(x)}, {x}, {two})[0]), (std::vector<double>{2, 2}));
+  {
+    tg::DetectAnomalyGuard anomaly;
+    AddsIntoGrad::apply(x).backward(two);
+  }
+  EXPECT_EQ(AddsIntoGrad::offers, 1);
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{10, 10}));
   x.register_hook([](const Tensor&) { return Tensor(); });
   AddsIntoGrad::apply(x).backward(two);
   EXPECT_EQ(AddsIntoGrad::offers, 1);
-  EXPECT_EQ(values(x.grad()), (std::vector<double>{10, 10}));
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{12, 12}));
+}
+
+TEST(AutogradTest, GradBufferIsNeverAGradTheBackwardReads) {
+  // The upstream gradient passed to backward is x.grad itself: adding into it while reading
+  // it would double it, so the buffer is a fresh one.
+  Tensor x = vec({1, 2}).requires_grad_();
+  AddsIntoGrad::apply(x).backward(tg::full({2}, 3.0, tg::kFloat64));
+  AddsIntoGrad::offers = 0;
+  AddsIntoGrad::apply(x).backward(x.grad());
+  EXPECT_EQ(AddsIntoGrad::offers, 0);
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{6, 6}));
 }
 
 struct WrongCount : Function<WrongCount> {

@@ -11,7 +11,6 @@ namespace {
 
 using detail::as_compute;
 using detail::compute_type;
-using detail::copy_in;
 using detail::round_to;
 using testing::as_doubles;
 
@@ -36,14 +35,6 @@ TEST(ComputeTest, AsComputeAliasesOnlyAContiguousTensorOfTheRightType) {
   EXPECT_EQ(h.dtype(), kFloat32);
   EXPECT_EQ(as_doubles(h), as_doubles(x));
   EXPECT_FALSE(as_compute(Tensor(), kFloat32).defined());  // an absent weight stays absent
-}
-
-TEST(ComputeTest, CopyInNeverAliases) {
-  const Tensor x = tensor({1.f, 2.f});
-  Tensor c = copy_in(x, kFloat32);
-  EXPECT_FALSE(aliases(c, x));
-  c.fill_(0.0);
-  EXPECT_EQ(as_doubles(x), (std::vector<double>{1, 2}));
 }
 
 TEST(ComputeTest, RoundToRoundsOnceToNearestEven) {

@@ -4,8 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include "core/parallel.h"
-#include "ops/reference_kernels.h"
 #include "test_util.h"
 
 namespace tg {
@@ -253,120 +251,6 @@ TEST(AddRmsNormTest, HalfResidualIsRoundedThenNormalised) {
     EXPECT_THAT(as_doubles(o.residual), Pointwise(DoubleNear(0), {300.0, -300.0, 300.0, -300.0}));
     EXPECT_THAT(as_doubles(o.out), Pointwise(DoubleNear(1e-2), {1.0, -1.0, 1.0, -1.0}));
     EXPECT_EQ(as_doubles(o.out), as_doubles(rms_norm(o.residual, ones({4}, dt))));
-  }
-}
-
-// ---------------------------------------------------------------- fast kernels
-// The fast kernels compute the same formulas as the plain ones, but add up the row sums
-// (mean square, sum of dout * w * x) in 16 interleaved partial sums and dw's sum over rows in
-// blocks of 32 rows. Each order is within n * eps * sum|terms| of the exact sum (n terms,
-// eps the unit roundoff); in practice, with random signs, within about sqrt(n) * eps of
-// the largest results. With C <= 1000 terms that is below 1e-5 (float32) and 1e-13
-// (float64) relative to the largest |value| of each result: the tolerance below.
-// A wrong index or a missing term would be off by O(1).
-
-/// Outputs then gradients (of every input) of `fn`, on the fast or on the reference kernels.
-std::vector<Tensor> outputs_and_grads(
-    bool reference, const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
-    const std::vector<Tensor>& inputs, Generator& gen) {
-  ReferenceKernelsGuard guard(reference);
-  std::vector<Tensor> outs = fn(inputs);
-  std::vector<Tensor> gouts;
-  for (const Tensor& o : outs) gouts.push_back(randn(o.shape(), o.dtype(), gen));
-  std::vector<Tensor> result = outs;
-  for (const Tensor& g : grad(outs, inputs, gouts)) result.push_back(g);
-  return result;
-}
-
-/// |fast - reference| <= rel * max|reference| elementwise, for each pair of tensors.
-void expect_close(const std::vector<Tensor>& fast, const std::vector<Tensor>& ref, double rel,
-                  const std::string& what) {
-  ASSERT_EQ(fast.size(), ref.size());
-  for (size_t i = 0; i < fast.size(); ++i) {
-    EXPECT_EQ(fast[i].dtype(), ref[i].dtype());
-    const std::vector<double> r = as_doubles(ref[i]);
-    double scale = 0;
-    for (double v : r) scale = std::max(scale, std::abs(v));
-    EXPECT_THAT(as_doubles(fast[i]), Pointwise(DoubleNear(rel * scale), r))
-        << what << ", result " << i;
-  }
-}
-
-/// Leaves of `dtype` for (x, weight) with x of `shape`; x transposed when `swap`.
-std::vector<Tensor> norm_inputs(const Shape& shape, DType dtype, bool swap, Generator& gen) {
-  Tensor x = randn(shape, kFloat64, gen).to(dtype);
-  if (swap) x = x.transpose(0, 1);
-  Tensor w = add(rand({x.size(-1)}, kFloat64, gen), 0.5).to(dtype);
-  return {x.requires_grad_(), w.requires_grad_()};
-}
-
-const std::vector<Shape> kAwkwardShapes = {{1, 1},    {1, 7},     {7, 15},    {3, 16},  {5, 17},
-                                           {33, 129}, {2, 3, 31}, {65, 1000}, {129, 40}};
-
-TEST(RmsNormTest, FastKernelsMatchTheReference) {
-  Generator gen(11);
-  auto fn = [](const std::vector<Tensor>& in) {
-    return std::vector<Tensor>{rms_norm(in[0], in[1])};
-  };
-  for (DType dt : {kFloat32, kFloat64}) {
-    const double rel = dt == kFloat32 ? 1e-5 : 1e-13;
-    for (const Shape& shape : kAwkwardShapes) {
-      for (bool swap : {false, true}) {
-        const std::vector<Tensor> in = norm_inputs(shape, dt, swap, gen);
-        Generator g1(12), g2(12);
-        expect_close(outputs_and_grads(false, fn, in, g1), outputs_and_grads(true, fn, in, g2), rel,
-                     fmt::format("{} {} swapped={}", dtype_name(dt), shape, swap));
-      }
-    }
-  }
-}
-
-TEST(AddRmsNormTest, FastKernelsMatchTheReference) {
-  Generator gen(13);
-  auto fn = [](const std::vector<Tensor>& in) {
-    const AddRmsNormOutput o = add_rms_norm(in[0], in[2], in[1]);
-    return std::vector<Tensor>{o.out, o.residual};
-  };
-  // float16 and bfloat16 take the fast backward too (computed in float32).
-  for (DType dt : {kFloat32, kFloat64, kBFloat16}) {
-    const double rel = dt == kFloat64 ? 1e-13 : dt == kFloat32 ? 1e-5 : 1e-2;
-    for (const Shape& shape : kAwkwardShapes) {
-      for (bool swap : {false, true}) {
-        std::vector<Tensor> in = norm_inputs(shape, dt, swap, gen);
-        in.push_back(randn(in[0].shape(), kFloat64, gen).to(dt).requires_grad_());
-        Generator g1(14), g2(14);
-        expect_close(outputs_and_grads(false, fn, in, g1), outputs_and_grads(true, fn, in, g2), rel,
-                     fmt::format("{} {} swapped={}", dtype_name(dt), shape, swap));
-      }
-    }
-  }
-}
-
-TEST(RmsNormTest, FastKernelsGiveTheSameBitsOnOneAndTwoThreads) {
-  // 1100 x 1000: forward rows, backward row blocks and dw's columns are all split in two.
-  Generator gen(15);
-  auto both = [](const std::vector<Tensor>& in) {
-    const AddRmsNormOutput o = add_rms_norm(in[0], in[2], in[1]);
-    return std::vector<Tensor>{rms_norm(in[0], in[1]), o.out, o.residual};
-  };
-  for (DType dt : {kFloat32, kFloat64}) {
-    std::vector<Tensor> in = norm_inputs({1100, 1000}, dt, false, gen);
-    in.push_back(randn({1100, 1000}, dt, gen).requires_grad_());
-    std::vector<Tensor> one, two;
-    {
-      NumThreadsGuard threads(1);
-      Generator g(16);
-      one = outputs_and_grads(false, both, in, g);
-    }
-    {
-      NumThreadsGuard threads(2);
-      Generator g(16);
-      two = outputs_and_grads(false, both, in, g);
-    }
-    ASSERT_EQ(one.size(), two.size());
-    for (size_t i = 0; i < one.size(); ++i) {
-      EXPECT_EQ(as_doubles(one[i]), as_doubles(two[i])) << dtype_name(dt) << ", result " << i;
-    }
   }
 }
 

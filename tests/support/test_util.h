@@ -11,6 +11,12 @@
 
 namespace tg::testing {
 
+/// The kernel path a test asks for with a bool (tests/ops/fast/ run both, ops/kernels.h):
+/// reference = true is the reference kernels, false the fast ones.
+inline KernelPath kernels_for(bool reference) {
+  return reference ? KernelPath::kReference : KernelPath::kFast;
+}
+
 /// Every dtype, for tests that loop over them.
 inline constexpr DType kAllDTypes[] = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kBool};
 

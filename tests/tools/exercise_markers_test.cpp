@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "tools/exercise_hooks.h"
 
 namespace {
 
@@ -74,6 +75,7 @@ TEST(BlankExercisesTest, ReplacesChosenBodiesAndKeepsEverythingElse) {
   std::vector<std::string> found;
   const std::string out = blank_exercises(kSource, "f.cpp", kCourse, {"rms_norm.backward"}, &found);
   EXPECT_EQ(out,
+            "#include \"tools/exercise_hooks.h\"\n"
             "int f(int x) {\n"
             "  // exercise rms_norm.backward: begin\n"
             "  ::tg::detail::exercise_not_implemented(\"rms_norm.backward\", "
@@ -86,6 +88,17 @@ TEST(BlankExercisesTest, ReplacesChosenBodiesAndKeepsEverythingElse) {
             "    // exercise adamw.step: end\n"
             "}\n");
   EXPECT_THAT(found, ElementsAre("rms_norm.backward", "adamw.step"));
+}
+
+TEST(BlankExercisesTest, TheHooksIncludeGoesBeforeTheFirstInclude) {
+  const std::string source =
+      "// x.cpp — a file\n#include \"x.h\"\n\n#include <cmath>\nvoid f() {\n"
+      "  // exercise tape.reverse: begin\n  work();\n  // exercise tape.reverse: end\n}\n";
+  EXPECT_EQ(blank_exercises(source, "x.cpp", kCourse, {"tape.reverse"}, nullptr),
+            "// x.cpp — a file\n#include \"tools/exercise_hooks.h\"\n#include \"x.h\"\n\n"
+            "#include <cmath>\nvoid f() {\n  // exercise tape.reverse: begin\n"
+            "  ::tg::detail::exercise_not_implemented(\"tape.reverse\", \"docs/course/02-autograd.md\");\n"
+            "  // exercise tape.reverse: end\n}\n");
 }
 
 TEST(BlankExercisesTest, NothingToBlankGivesTheSameBytes) {
@@ -121,6 +134,7 @@ TEST(BlankExercisesTest, MalformedMarkersAreNamedWithFileAndLine) {
 TEST(ProbeExercisesTest, KeepsEveryBodyAndRecordsItFirst) {
   std::vector<std::string> found;
   EXPECT_EQ(probe_exercises(kSource, "f.cpp", kCourse, &found),
+            "#include \"tools/exercise_hooks.h\"\n"
             "int f(int x) {\n"
             "  // exercise rms_norm.backward: begin\n"
             "  ::tg::detail::exercise_reached(\"rms_norm.backward\");\n"

@@ -1,17 +1,24 @@
-// ops/vector_math.h — exp and row reductions written so that the compiler vectorises them.
+// core/simd.h — loop shapes that the compiler turns into vector (SIMD) instructions, and an
+// exp that vectorises. The one header for this: the fast kernels (ops/fast/), the flat loops
+// of the elementwise ops and the gradient sums of the engine use it; the reference kernels
+// never need it.
 //
-// Two obstacles stand between a plain loop and SIMD code at -O2:
-//  1. std::exp is a library call, one element at a time. fast_exp below is exp written with
-//     + * and bit operations only, which vectorise.
-//  2. GCC's -O2 cost model ("very cheap") vectorises a loop only when the vector code
-//     replaces ALL of it: no scalar remainder loop for an unknown n, no runtime check that
-//     two pointers do not overlap. So the row loops here walk blocks of kLanes<F> elements
-//     (a fixed count the compiler can see), accumulate into an array of kLanes partial
-//     results (one per SIMD lane), take __restrict pointers (a promise of no overlap), and
-//     finish the last n % kLanes elements one at a time.
-// Partial results change the summation order, not the math: a sum over kLanes lanes differs
-// from the left-to-right sum by a few ulp relative to the sum of |terms|. The order is fixed
-// by n alone, so a result never depends on the thread count.
+// Why shapes at all. At -O2 GCC vectorises a loop only when the vector code replaces ALL of
+// the scalar code (its "very cheap" cost model): a loop over an unknown count n, which would
+// need a scalar remainder loop, or over pointers that might overlap, stays scalar. So:
+//   - simd_for walks n elements in blocks of kLanes with a constant trip count inside each
+//     block, then the last n % kLanes elements one by one;
+//   - lane_sum keeps kLanes partial sums: a plain `s += t[i]` is one chain of dependent
+//     additions that may not be reordered (floating-point addition is not associative), so it
+//     cannot use vector lanes;
+//   - the loops take their arrays as `T* __restrict` parameters of a function that is not
+//     inlined: __restrict promises the arrays do not overlap, and GCC forgets that promise
+//     when it inlines the function into its caller;
+//   - fast_exp below is exp written with + * and bit operations only; std::exp is a library
+//     call, one element at a time.
+// Partial sums change the order of a sum, not the math: a sum over kLanes lanes differs from
+// the left-to-right sum by a few ulp relative to the sum of |terms|. The order depends on n
+// alone, so a result never depends on the thread count.
 //
 // fast_exp. The classic range reduction: write x = k * ln2 + r with k = round(x / ln2), an
 // integer, and |r| <= ln2 / 2 ~ 0.347. Then
@@ -23,15 +30,14 @@
 // evaluated by Horner's rule. ln2 is split into a "hi" part with trailing zero bits, so that
 // k * ln2_hi is exact for every k in range, and a tiny "lo" correction (Cody and Waite):
 // r = (x - k * ln2_hi) - k * ln2_lo keeps r accurate even when x is large.
-//
-// The result is within a couple of ulp of std::exp (tests/ops/softmax_test.cpp measures it),
+// The result is within a couple of ulp of std::exp (tests/core/simd_test.cpp measures it),
 // including the ends of the range: x is clamped to where the result is 0 (below the smallest
 // subnormal) or inf (above the largest finite), and 2^k is applied as 2^(k/2) * 2^(k - k/2)
-// so that neither half leaves the normal exponent range even when 2^k itself would (k = 128
-// for exp(88.7) ~ 3.4e38; k = -149 for a subnormal result). NaN gives NaN.
+// so that neither half leaves the normal exponent range even when 2^k itself would. NaN
+// gives NaN.
 //
-// Nothing here needs -ffast-math or intrinsics: in a portable build the same code runs
-// unvectorised, with the same results.
+// Nothing here needs -ffast-math or intrinsics: in a portable build (the sanitize preset)
+// the same code runs, only narrower or unvectorised, with the same results.
 #pragma once
 
 #include <algorithm>
@@ -42,7 +48,57 @@
 
 namespace tg::detail {
 
-/// Constants of the range reduction and the Taylor coefficients 1/n!, per type.
+/// Elements per block of every vectorised loop: one 64-byte (AVX-512) register of float, two
+/// of double; two or four 32-byte (AVX2) registers.
+inline constexpr int64_t kLanes = 16;
+
+/// Calls body(i) for every i in [0, n), in increasing order: in whole blocks of kLanes (which
+/// GCC vectorises), then the remainder one by one.
+template <class Body>
+inline void simd_for(int64_t n, Body&& body) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t k = 0; k < kLanes; ++k) body(i + k);
+  }
+  for (; i < n; ++i) body(i);
+}
+
+/// sum over i in [0, n) of term(i), in kLanes partial sums: partial k adds the terms with
+/// i % kLanes == k, in increasing i; then the partials are folded pairwise (k + 8, k + 4, ...).
+template <class F, class Term>
+inline F lane_sum(int64_t n, Term&& term) {
+  F partial[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t k = 0; k < kLanes; ++k) partial[k] += term(i + k);
+  }
+  for (int64_t k = 0; i + k < n; ++k) partial[k] += term(i + k);
+  for (int64_t half = kLanes / 2; half > 0; half /= 2) {
+    for (int64_t k = 0; k < half; ++k) partial[k] += partial[k + half];
+  }
+  return partial[0];
+}
+
+/// max over i in [0, n) of value(i) (-inf for n = 0), with std::max's rule that a NaN never
+/// wins: a max gives the same result in any order, so kLanes partial maxima change nothing.
+template <class F, class Value>
+inline F lane_max(int64_t n, Value&& value) {
+  F partial[kLanes];
+  for (int64_t k = 0; k < kLanes; ++k) partial[k] = -std::numeric_limits<F>::infinity();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t k = 0; k < kLanes; ++k) {
+      const F v = value(i + k);
+      partial[k] = partial[k] < v ? v : partial[k];
+    }
+  }
+  F m = -std::numeric_limits<F>::infinity();
+  for (int64_t k = 0; k < kLanes; ++k) m = std::max(m, partial[k]);
+  for (; i < n; ++i) m = std::max(m, value(i));
+  return m;
+}
+
+/// Constants of exp's range reduction and the Taylor coefficients 1/n!, per type.
 template <class F>
 struct ExpConstants;
 
@@ -68,20 +124,10 @@ struct ExpConstants<double> {
   static constexpr double kLn2Hi = 6.93147180369123816490e-01;  // ln2, low 32 bits cleared
   static constexpr double kLn2Lo = 1.90821492927058770002e-10;  // ln2 - kLn2Hi
   static constexpr int kDegree = 13;
-  static constexpr double kInvFactorial[kDegree + 1] = {1.0,
-                                                        1.0,
-                                                        1.0 / 2,
-                                                        1.0 / 6,
-                                                        1.0 / 24,
-                                                        1.0 / 120,
-                                                        1.0 / 720,
-                                                        1.0 / 5040,
-                                                        1.0 / 40320,
-                                                        1.0 / 362880,
-                                                        1.0 / 3628800,
-                                                        1.0 / 39916800,
-                                                        1.0 / 479001600,
-                                                        1.0 / 6227020800.0};
+  static constexpr double kInvFactorial[kDegree + 1] = {
+      1.0,         1.0,          1.0 / 2,        1.0 / 6,         1.0 / 24,
+      1.0 / 120,   1.0 / 720,    1.0 / 5040,     1.0 / 40320,     1.0 / 362880,
+      1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800.0};
 };
 
 /// 2^k as a float/double, for k in the normal exponent range: the bits (k + bias) << mantissa.
@@ -120,9 +166,17 @@ template <class F>
   return p * pow2_int<F>(k1) * pow2_int<F>(k - k1);
 }
 
+/// sigmoid(v) = 1 / (1 + e^-v) from e^-|v|, which never overflows, with fast_exp:
+///   v >= 0:  1 / (1 + e^-v);   v < 0:  e^v / (1 + e^v)   (the same value, multiplied by e^v)
+template <class F>
+[[gnu::always_inline]] inline F fast_sigmoid(F v) {
+  const F e = fast_exp(v >= F(0) ? -v : v);
+  return (v >= F(0) ? F(1) : e) / (F(1) + e);
+}
+
 /// Marks a function whose loops should use 64-byte (AVX-512) vectors where the CPU has them.
 /// GCC's tuning for recent Intel CPUs prefers 32-byte vectors even with AVX-512 available;
-/// for these exp-heavy loops the wider ones are ~1.5x faster (measured). Only a tuning hint:
+/// for exp-heavy loops the wider ones are ~1.5x faster (measured). Only a tuning hint:
 /// without AVX-512 (or in a portable build) the same loops use whatever vectors exist. Such
 /// a function is never inlined: inside a caller without the hint, its loops would follow
 /// the caller's preference (one call per row costs nothing next to the row's work).
@@ -132,77 +186,34 @@ template <class F>
 #define TG_WIDE_VECTORS
 #endif
 
-/// Elements per block in the row loops: one 64-byte (AVX-512) register, 16 floats or 8
-/// doubles, so the lane array lives in one register.
-template <class F>
-inline constexpr int64_t kLanes = 64 / static_cast<int64_t>(sizeof(F));
-
-/// max over x[0, n) (-inf for n = 0), with std::max's rule that a NaN never wins.
+/// max over x[0, n) (-inf for n = 0); a NaN never wins.
 template <class F>
 TG_WIDE_VECTORS F row_max(const F* __restrict x, int64_t n) {
-  constexpr int64_t W = kLanes<F>;
-  F lane[W];
-  for (int64_t j = 0; j < W; ++j) lane[j] = -std::numeric_limits<F>::infinity();
-  int64_t i = 0;
-  for (; i + W <= n; i += W) {
-    for (int64_t j = 0; j < W; ++j) lane[j] = lane[j] < x[i + j] ? x[i + j] : lane[j];
-  }
-  F m = -std::numeric_limits<F>::infinity();
-  for (int64_t j = 0; j < W; ++j) m = std::max(m, lane[j]);
-  for (; i < n; ++i) m = std::max(m, x[i]);
-  return m;
-}
-
-/// sum over x[0, n) of exp(x - shift), in lanes.
-template <class F>
-TG_WIDE_VECTORS F row_sum_exp(const F* __restrict x, int64_t n, F shift) {
-  constexpr int64_t W = kLanes<F>;
-  F lane[W] = {};
-  int64_t i = 0;
-  for (; i + W <= n; i += W) {
-    for (int64_t j = 0; j < W; ++j) lane[j] += fast_exp(x[i + j] - shift);
-  }
-  F s = 0;
-  for (int64_t j = 0; j < W; ++j) s += lane[j];
-  for (; i < n; ++i) s += fast_exp(x[i] - shift);
-  return s;
+  return lane_max<F>(n, [&](int64_t i) { return x[i]; });
 }
 
 /// sum over x[0, n), in lanes.
 template <class F>
 TG_WIDE_VECTORS F row_sum(const F* __restrict x, int64_t n) {
-  constexpr int64_t W = kLanes<F>;
-  F lane[W] = {};
-  int64_t i = 0;
-  for (; i + W <= n; i += W) {
-    for (int64_t j = 0; j < W; ++j) lane[j] += x[i + j];
-  }
-  F s = 0;
-  for (int64_t j = 0; j < W; ++j) s += lane[j];
-  for (; i < n; ++i) s += x[i];
-  return s;
+  return lane_sum<F>(n, [&](int64_t i) { return x[i]; });
+}
+
+/// sum over x[0, n) of exp(x - shift), in lanes.
+template <class F>
+TG_WIDE_VECTORS F row_sum_exp(const F* __restrict x, int64_t n, F shift) {
+  return lane_sum<F>(n, [&](int64_t i) { return fast_exp(x[i] - shift); });
 }
 
 /// d[i] += s[i] for i in [0, n).
 template <class F>
 TG_WIDE_VECTORS void row_add(F* __restrict d, const F* __restrict s, int64_t n) {
-  constexpr int64_t W = kLanes<F>;
-  int64_t i = 0;
-  for (; i + W <= n; i += W) {
-    for (int64_t j = 0; j < W; ++j) d[i + j] += s[i + j];
-  }
-  for (; i < n; ++i) d[i] += s[i];
+  simd_for(n, [&](int64_t i) { d[i] += s[i]; });
 }
 
 /// d[i] = v for i in [0, n).
 template <class F>
 TG_WIDE_VECTORS void row_fill(F* __restrict d, int64_t n, F v) {
-  constexpr int64_t W = kLanes<F>;
-  int64_t i = 0;
-  for (; i + W <= n; i += W) {
-    for (int64_t j = 0; j < W; ++j) d[i + j] = v;
-  }
-  for (; i < n; ++i) d[i] = v;
+  simd_for(n, [&](int64_t i) { d[i] = v; });
 }
 
 }  // namespace tg::detail

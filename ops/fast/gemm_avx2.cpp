@@ -1,10 +1,10 @@
-// ops/gemm_avx2.cpp — the AVX2 micro-kernels (see ops/gemm_kernels.h).
+// ops/fast/gemm_avx2.cpp — the AVX2 micro-kernels (see ops/fast/gemm_kernels.h).
 //
 // Compiled with -mavx2 -mfma (ops/CMakeLists.txt) whatever the rest of the build targets;
 // gemm.cpp calls these only on a CPU that reports AVX2 and FMA. Keep this file free of
 // standard-library code: an inline function instantiated here would carry AVX2
 // instructions and the linker might pick this copy for the whole program.
-#include "ops/gemm_kernels.h"
+#include "ops/fast/gemm_kernels.h"
 
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -39,7 +39,7 @@ struct F64 {
 }  // namespace
 }  // namespace tg::detail
 
-#include "ops/gemm_micro.h"
+#include "ops/fast/gemm_micro.h"
 
 namespace tg::detail {
 

@@ -1,4 +1,4 @@
-// ops/gemm.h — general matrix multiply on raw row-major buffers (no Tensors, no autograd).
+// ops/fast/gemm.h — general matrix multiply on raw row-major buffers (no Tensors, no autograd).
 //
 //   C = alpha * op(A) op(B) + beta * C,    op(X) = X or X^T,
 //
@@ -7,11 +7,11 @@
 // operand is read in place, so dx = dy W (NN), y = x W^T (NT) and dW = dy^T x (TN) need no
 // transposed copy. When beta == 0, C is only written (it may hold garbage or NaN).
 //
-// gemm() runs the fast path (packed panels, cache blocking, a register-tiled micro-kernel
-// for AVX-512, AVX2 or any CPU, picked at run time) unless the reference kernels are
-// switched on (ops/reference_kernels.h); gemm_reference() is the plain triple loop. The
-// same inputs on the same path always give bit-identical results; different paths differ
-// only in rounding (the order and fusing of the multiply-adds).
+// The engine under the fast kernels of linear, matmul and attention (ops/fast/): packed
+// panels, cache blocking, a register-tiled micro-kernel for AVX-512, AVX2 or any CPU, picked
+// at run time. gemm_reference() is the plain triple loop the tests hold it to. The same
+// inputs on the same path always give bit-identical results; different paths differ only in
+// rounding (the order and fusing of the multiply-adds).
 #pragma once
 
 #include <cstdint>
@@ -34,8 +34,8 @@ void gemm_reference(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
 
 namespace detail {
 
-/// Which implementation gemm() uses. kAuto picks the best this CPU supports.
-enum class GemmPath { kAuto, kReference, kPortable, kAvx2, kAvx512 };
+/// Which micro-kernel gemm() uses. kAuto picks the best this CPU supports.
+enum class GemmPath { kAuto, kPortable, kAvx2, kAvx512 };
 
 /// Forces a path (for tests and benchmarks); the previous choice is returned.
 GemmPath set_gemm_path(GemmPath path);

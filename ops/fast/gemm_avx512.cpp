@@ -1,10 +1,10 @@
-// ops/gemm_avx512.cpp — the AVX-512 micro-kernels (see ops/gemm_kernels.h).
+// ops/fast/gemm_avx512.cpp — the AVX-512 micro-kernels (see ops/fast/gemm_kernels.h).
 //
 // Compiled with -mavx512f (ops/CMakeLists.txt) whatever the rest of the build targets;
 // gemm.cpp calls these only on a CPU that reports AVX-512F. Keep this file free of
 // standard-library code: an inline function instantiated here would carry AVX-512
 // instructions and the linker might pick this copy for the whole program.
-#include "ops/gemm_kernels.h"
+#include "ops/fast/gemm_kernels.h"
 
 #if defined(__x86_64__) && defined(__AVX512F__)
 #include <immintrin.h>
@@ -39,7 +39,7 @@ struct F64 {
 }  // namespace
 }  // namespace tg::detail
 
-#include "ops/gemm_micro.h"
+#include "ops/fast/gemm_micro.h"
 
 namespace tg::detail {
 namespace {

@@ -1,4 +1,4 @@
-// tests/ops/gemm_test.cpp — the blocked GEMM against the plain triple loop, on every path
+// tests/ops/fast/gemm_test.cpp — the blocked GEMM against the plain triple loop, on every path
 // this CPU supports, every transpose case, ragged sizes, strided leading dims, alpha/beta.
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "core/parallel.h"
-#include "ops/gemm.h"
+#include "ops/fast/gemm.h"
 #include "test_util.h"
 
 namespace tg {
@@ -47,7 +47,7 @@ struct Case {
 /// the worst-case rounding bound of any summation order: |err| <= (k + 2) eps (|alpha| *
 /// sum_p |a_ip b_pj| + |beta c_ij|). Padding must be neither read (it holds NaN) nor written.
 template <class T>
-void check_case(const Case& c, uint32_t seed = 1) {
+void check_case(const Case& c, bool plain = false, uint32_t seed = 1) {
   SCOPED_TRACE(::testing::Message()
                << "ta=" << c.ta << " tb=" << c.tb << " m=" << c.m << " n=" << c.n << " k=" << c.k
                << " pad=" << c.pad << " alpha=" << c.alpha << " beta=" << c.beta);
@@ -72,8 +72,12 @@ void check_case(const Case& c, uint32_t seed = 1) {
     }
   }
   std::vector<T> out = c0;
-  gemm(c.ta, c.tb, c.m, c.n, c.k, static_cast<T>(c.alpha), a.data(), lda, b.data(), ldb,
-       static_cast<T>(c.beta), out.data(), ldc);
+  // the plain triple loop, or the blocked GEMM
+  using Gemm = void (*)(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*,
+                        int64_t, T, T*, int64_t);
+  const Gemm run = plain ? static_cast<Gemm>(&gemm_reference) : static_cast<Gemm>(&gemm);
+  run(c.ta, c.tb, c.m, c.n, c.k, static_cast<T>(c.alpha), a.data(), lda, b.data(), ldb,
+      static_cast<T>(c.beta), out.data(), ldc);
   const double eps = std::numeric_limits<T>::epsilon();
   int bad = 0;
   for (int64_t i = 0; i < c.m; ++i) {
@@ -133,40 +137,8 @@ TEST(Gemm, EveryPathEveryCaseFloat64) {
   }
 }
 
-TEST(Gemm, ReferencePathPassesTheSameChecks) {
-  PathGuard guard(GemmPath::kReference);
-  for (const Case& c : all_cases()) check_case<float>(c);
-}
-
-TEST(Gemm, ReferenceKernelSwitchSelectsThePlainLoop) {
-  // With the switch on, gemm() must agree bit for bit with gemm_reference().
-  const int64_t m = 19, n = 37, k = 300;
-  std::vector<float> a(m * k), b(k * n), c1(m * n), c2(m * n);
-  std::mt19937 rng(3);
-  std::normal_distribution<float> normal;
-  for (float& x : a) x = normal(rng);
-  for (float& x : b) x = normal(rng);
-  ReferenceKernelsGuard on(true);
-  gemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c1.data(), n);
-  gemm_reference(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c2.data(), n);
-  EXPECT_EQ(std::memcmp(c1.data(), c2.data(), c1.size() * sizeof(float)), 0);
-}
-
-TEST(ReferenceKernels, SwitchStartsFromTheEnvironment) {
-  // CTest runs the ops and nn tests twice, the second time ("*.reference") with
-  // TAPEGRAD_REFERENCE_KERNELS=1 and the argument --tapegrad_expect_reference_kernels: there
-  // the switch must be on, which proves the environment reached the tests.
-  // Unset, the default holds: off, except in a student tree (tools/STUDENT_TREE exists).
-  EXPECT_EQ(reference_kernels_by_default(), TAPEGRAD_EXPECT_STUDENT_TREE != 0);
-  const char* value = std::getenv("TAPEGRAD_REFERENCE_KERNELS");
-  const bool expected =
-      value != nullptr ? std::string(value) == "1" : reference_kernels_by_default();
-  EXPECT_EQ(reference_kernels(), expected) << "TAPEGRAD_REFERENCE_KERNELS=" << (value ? value : "");
-  const std::vector<std::string> args = ::testing::internal::GetArgvs();
-  if (std::find(args.begin(), args.end(), "--tapegrad_expect_reference_kernels") != args.end()) {
-    EXPECT_TRUE(reference_kernels())
-        << "the .reference run did not get TAPEGRAD_REFERENCE_KERNELS=1";
-  }
+TEST(Gemm, ThePlainLoopPassesTheSameChecks) {
+  for (const Case& c : all_cases()) check_case<float>(c, /*plain=*/true);
 }
 
 TEST(Gemm, SamePathIsBitIdenticalRunToRun) {

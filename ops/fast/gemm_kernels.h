@@ -1,4 +1,4 @@
-// ops/gemm_kernels.h — internal to ops/gemm.cpp: the register-tiled micro-kernels.
+// ops/fast/gemm_kernels.h — internal to ops/fast/gemm.cpp: the register-tiled micro-kernels.
 //
 // A micro-kernel computes one MR x NR tile of C from packed panels:
 //

@@ -1,10 +1,10 @@
-// ops/gemm_micro.h — internal to ops/gemm_avx2.cpp and ops/gemm_avx512.cpp: the register-
+// ops/fast/gemm_micro.h — internal to ops/fast/gemm_avx2.cpp and ops/fast/gemm_avx512.cpp: the register-
 // tiled micro-kernel, written once over a vector type S (S::V, S::load, S::fma, ...).
 //
 // Each of those files includes this header after defining its S types, and compiles it with
 // its own instruction set. The template sits in an anonymous namespace on purpose: every
 // file gets its own copy, so the linker can never pick the AVX-512 instance for the AVX2
-// path (see ops/gemm_kernels.h).
+// path (see ops/fast/gemm_kernels.h).
 #pragma once
 
 #include <cstdint>
@@ -21,19 +21,19 @@ inline __attribute__((always_inline)) void micro(int64_t kc, const typename S::T
                                                  typename S::T beta) {
   using T = typename S::T;
   using V = typename S::V;
-  constexpr int kLanes = static_cast<int>(sizeof(V) / sizeof(T));
+  constexpr int kWidth = static_cast<int>(sizeof(V) / sizeof(T));  // elements per register
   // Ask for the C tile now, so that it is in L1 when the sum is done.
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
     __builtin_prefetch(c + i * ldc, 1, 3);
-    __builtin_prefetch(c + i * ldc + 2 * kLanes - 1, 1, 3);
+    __builtin_prefetch(c + i * ldc + 2 * kWidth - 1, 1, 3);
   }
   V acc[MR][2];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = S::zero();
 #pragma GCC unroll 2
   for (int64_t p = 0; p < kc; ++p) {
-    const V b0 = S::load(b), b1 = S::load(b + kLanes);
+    const V b0 = S::load(b), b1 = S::load(b + kWidth);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
       const V ai = S::broadcast(a[i]);
@@ -41,14 +41,14 @@ inline __attribute__((always_inline)) void micro(int64_t kc, const typename S::T
       acc[i][1] = S::fma(ai, b1, acc[i][1]);
     }
     a += MR;
-    b += 2 * kLanes;
+    b += 2 * kWidth;
   }
   const V va = S::broadcast(alpha);
   if (beta == T(0)) {
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
       S::storeu(c + i * ldc, S::mul(va, acc[i][0]));
-      S::storeu(c + i * ldc + kLanes, S::mul(va, acc[i][1]));
+      S::storeu(c + i * ldc + kWidth, S::mul(va, acc[i][1]));
     }
   } else {
     const V vb = S::broadcast(beta);
@@ -56,7 +56,7 @@ inline __attribute__((always_inline)) void micro(int64_t kc, const typename S::T
     for (int i = 0; i < MR; ++i) {
       T* row = c + i * ldc;
       S::storeu(row, S::fma(vb, S::loadu(row), S::mul(va, acc[i][0])));
-      S::storeu(row + kLanes, S::fma(vb, S::loadu(row + kLanes), S::mul(va, acc[i][1])));
+      S::storeu(row + kWidth, S::fma(vb, S::loadu(row + kWidth), S::mul(va, acc[i][1])));
     }
   }
 }

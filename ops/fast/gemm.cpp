@@ -1,4 +1,4 @@
-// ops/gemm.cpp — the blocked GEMM driver: packing, cache blocking, run-time dispatch.
+// ops/fast/gemm.cpp — the blocked GEMM driver: packing, cache blocking, run-time dispatch.
 //
 // The classic layout (Goto & van de Geijn, "Anatomy of high-performance matrix
 // multiplication"): C (m, n) += op(A) (m, k) op(B) (k, n) is cut three ways so that each
@@ -22,7 +22,7 @@
 // The first KC block applies the caller's beta, later ones accumulate (beta = 1). The
 // order of every sum depends only on (m, n, k) and the path, never on timing: the same
 // call gives bit-identical results every time.
-#include "ops/gemm.h"
+#include "ops/fast/gemm.h"
 
 #include <algorithm>
 #include <atomic>
@@ -33,8 +33,7 @@
 
 #include "core/error.h"
 #include "core/parallel.h"
-#include "ops/gemm_kernels.h"
-#include "ops/reference_kernels.h"
+#include "ops/fast/gemm_kernels.h"
 
 namespace tg {
 namespace detail {
@@ -269,7 +268,6 @@ void gemm_blocked(const Kernel<T>& kern, bool trans_a, bool trans_b, int64_t m, 
 // Which way to cut? Every thread packs the whole of the operand it does not cut: cutting
 // the rows of C makes each thread pack all of op(B) (k x n), cutting the columns all of
 // op(A) (m x k). So cut the longer side, and the smaller operand is the one packed twice.
-constexpr int64_t kMinMacsPerThread = int64_t{1} << 19;  // ~10 us of work at ~50 GFLOP/s
 
 template <class T>
 void gemm_threaded(const Kernel<T>& kern, bool trans_a, bool trans_b, int64_t m, int64_t n,
@@ -283,8 +281,7 @@ void gemm_threaded(const Kernel<T>& kern, bool trans_a, bool trans_b, int64_t m,
   const int64_t step = cut_rows ? kern.mr : kern.nr;  // a slab is a whole number of tiles
   const int64_t units = ((cut_rows ? m : n) + step - 1) / step;
   const int64_t macs_per_unit = step * (cut_rows ? n : m) * k;
-  const int64_t grain = std::max<int64_t>(1, kMinMacsPerThread / macs_per_unit);
-  parallel_for(units, grain, [&](int64_t begin, int64_t end) {
+  parallel_rows(units, macs_per_unit / 16, [&](int64_t begin, int64_t end) {
     const int64_t lo = begin * step, hi = std::min(end * step, cut_rows ? m : n);
     if (cut_rows) {  // rows lo..hi of C come from rows lo..hi of op(A)
       const T* a_slab = a + lo * (trans_a ? 1 : lda);
@@ -307,19 +304,14 @@ bool cpu_has(GemmPath path) {
   if (path == GemmPath::kAvx2)
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
-  return path == GemmPath::kPortable || path == GemmPath::kReference || path == GemmPath::kAuto;
+  return path == GemmPath::kPortable || path == GemmPath::kAuto;
 }
 
 template <class T>
 void gemm_dispatch(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
                    int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   GemmPath path = forced_path.load(std::memory_order_relaxed);
-  if (reference_kernels()) path = GemmPath::kReference;
   if (path == GemmPath::kAuto) path = best_gemm_path();
-  if (path == GemmPath::kReference) {
-    reference(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    return;
-  }
   gemm_threaded(kernel_for<T>(path), trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
                 ldc);
 }
@@ -349,7 +341,6 @@ GemmPath best_gemm_path() {
 const char* gemm_path_name(GemmPath path) {
   switch (path) {
     case GemmPath::kAuto: return "auto";
-    case GemmPath::kReference: return "reference";
     case GemmPath::kPortable: return "portable";
     case GemmPath::kAvx2: return "avx2";
     case GemmPath::kAvx512: return "avx512";

@@ -1,0 +1,489 @@
+// core/engine.cpp — running backward over the tape: tg::backward and tg::grad.
+//
+// One pass, in four steps per node (Engine::run):
+//   1. order: take the latest node on the tape that has received gradients, with their sum;
+//   2. call its backward;
+//   3. accumulate: send each input's gradient to the node that made that input, or add it
+//      to its leaf's sum;
+//   4. release what the node saved (unless the graph is retained).
+// Leaves get their summed gradient once, after the replay (hooks, then .grad).
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/autograd.h"
+#include "core/factories.h"
+#include "core/parallel.h"
+#include "core/simd.h"
+#include "core/strided_loop.h"
+
+namespace tg {
+namespace {
+
+// ---------------------------------------------------------------- summing gradients
+// dst += src elementwise (same shape), in dst's dtype; 16-bit types are added in float.
+void add_strided(Tensor& dst, const Tensor& src) {
+  visit_dtype(dst.dtype(), [&]<class T>() {
+    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, int64_t>) {
+      detail::raise<DTypeError>("backward: cannot accumulate gradients of dtype {}", dst.dtype());
+    } else {
+      using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      const Tensor s = src.dtype() == dst.dtype() ? src : src.to(dst.dtype());
+      T* d = dst.data<T>();
+      const T* p = s.data<T>();
+      detail::for_each_offset<2>(dst.shape(), {&dst.strides(), &s.strides()}, [&](const auto& o) {
+        d[o[0]] = convert<T>(static_cast<C>(convert<C>(d[o[0]]) + convert<C>(p[o[1]])));
+      });
+    }
+  });
+}
+
+// d[i] += s[i] over separate contiguous arrays, vectorised (core/simd.h), rows of threads.
+// Each element is one add, so the bits are those of add_strided.
+template <class T>
+[[gnu::noinline]] void add_span(T* __restrict d, const T* __restrict s, int64_t n) {
+  detail::simd_for(n, [&](int64_t i) { d[i] += s[i]; });
+}
+
+}  // namespace
+
+namespace detail {
+
+void add_into(Tensor& dst, const Tensor& src) {
+  // The common case of big gradients: both contiguous float32 or float64, separate memory.
+  if (dst.dtype() == src.dtype() && (dst.dtype() == kFloat32 || dst.dtype() == kFloat64) &&
+      dst.is_contiguous() && src.is_contiguous() && dst.shape() == src.shape() &&
+      dst.storage() != src.storage()) {
+    visit_dtype(dst.dtype(), [&]<class T>() {
+      if constexpr (std::is_floating_point_v<T>) {
+        T* d = dst.data<T>();
+        const T* s = src.data<T>();
+        parallel_rows(dst.numel(), 3, [&](int64_t begin, int64_t end) {
+          add_span(d + begin, s + begin, end - begin);
+        });
+      }
+    });
+    return;
+  }
+  add_strided(dst, src);
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::add_into;
+
+bool has_non_finite(const Tensor& t) {
+  bool bad = false;
+  visit_dtype(t.dtype(), [&]<class T>() {
+    const T* p = t.data<T>();
+    detail::for_each_offset<1>(t.shape(), {&t.strides()}, [&](const auto& o) {
+      bad = bad || !std::isfinite(convert<double>(p[o[0]]));
+    });
+  });
+  return bad;
+}
+
+std::string describe(const Here& where) {
+  if (where.line() == 0) return "an unrecorded location (call the op's apply_at to record it)";
+  return fmt::format("{}:{} in {}", where.file_name(), where.line(), where.function_name());
+}
+
+// A gradient that is about to be kept somewhere we will later add into: make it ours.
+Tensor own(const Tensor& g) { return g.clone(); }
+
+// Whether g can become a leaf's .grad as it is, instead of a copy: no other handle points to
+// it and no other tensor to its memory (so a later `.grad += ...` changes nothing anyone else
+// sees), it is contiguous, and it is no part of a graph (create_graph). PyTorch's
+// AccumulateGrad takes a gradient over on similar terms. Most gradients qualify: a backward
+// returns a fresh tensor that only the engine holds, and copying it would only cost time.
+bool unshared(const Tensor& g) {
+  return g.shared_impl().use_count() == 1 && g.storage().use_count() == 1 && !g.requires_grad() &&
+         !g.grad_fn() && g.is_contiguous();
+}
+
+// The sum of the gradients arriving at one place. The first one is kept as is (often the
+// only one); before adding a second in place, the slot takes a private copy, because a
+// backward may hand the same tensor to several inputs (add returns dout twice), and the
+// first may even be the caller's upstream gradient.
+struct GradSum {
+  Tensor sum;
+  bool owned = false;
+  void add(const Tensor& g) {
+    // exercise autograd.reverse_loop: begin
+    if (!sum.defined()) {
+      sum = g;
+      return;
+    }
+    if (!owned) {
+      sum = own(sum);
+      owned = true;
+    }
+    add_into(sum, g);
+    // exercise autograd.reverse_loop: end
+  }
+};
+
+// A gradient on its way to output `output_nr` of `node`, sent by a backward that already
+// ran (or by the caller, for a root).
+struct Message {
+  Node* node;
+  uint32_t output_nr;
+  uint64_t sent;  // 0, 1, 2, ... in the order the engine sent them
+  Tensor grad;
+};
+
+// The order in which the engine receives messages, as a "less than" for std::push_heap
+// (which keeps the largest element in front): the latest node on the tape first; for one
+// node, the messages in the order they were sent, so a sum of several arrives in the same
+// order on every run.
+struct ReceivedLater {
+  bool operator()(const Message& a, const Message& b) const {
+    if (a.node->sequence_nr() != b.node->sequence_nr()) {
+      return a.node->sequence_nr() < b.node->sequence_nr();
+    }
+    return a.sent > b.sent;
+  }
+};
+
+// Context::grad_buffer's engine side: lets a backward add an input's gradient straight into
+// that leaf's existing .grad, when that is all the engine would do with the gradient anyway:
+//   - the pass fills .grad (not tg::grad's captures) and anomaly mode is off (it must see
+//     every gradient on its own);
+//   - the input is a leaf without hooks, reached by exactly one edge of the whole graph (or
+//     as a root), so no other gradient is summed with this one before it reaches .grad;
+//   - its .grad exists, is contiguous, and shares no memory with the gradients the backward
+//     reads (Context::grad_buffer checks the saved tensors).
+// A backward that took the offer returns the .grad itself, which take_delivered recognises.
+class LeafGradDestinations final : public detail::GradDestinations {
+ public:
+  LeafGradDestinations(const std::vector<Tensor>& roots, bool enabled)
+      : roots_(roots), enabled_(enabled) {}
+
+  /// Around one backward call: the node, and the gradients its backward reads.
+  void begin(const Node& node, const std::vector<Tensor>& grads) {
+    node_ = &node;
+    grads_ = &grads;
+    offered_.assign(node.next_edges.size(), Tensor());
+  }
+
+  Tensor existing_grad(size_t input) override {
+    if (!enabled_ || node_ == nullptr || input >= offered_.size()) return {};
+    const Edge& e = node_->next_edges[input];
+    if (!e.leaf || !e.leaf->hooks.empty()) return {};
+    const Tensor g = Tensor(e.leaf).grad();
+    if (!g.defined() || !g.is_contiguous() || uses(e.leaf.get()) != 1) return {};
+    for (const Tensor& read : *grads_) {
+      if (read.defined() && read.storage() == g.storage()) return {};
+    }
+    offered_[input] = g;
+    return g;
+  }
+
+  /// A gradient returned as the .grad it was offered is already delivered: drop it.
+  void take_delivered(std::vector<Tensor>& input_grads) {
+    for (size_t i = 0; i < offered_.size() && i < input_grads.size(); ++i) {
+      if (offered_[i].defined() && input_grads[i].defined() &&
+          input_grads[i].impl() == offered_[i].impl()) {
+        input_grads[i] = Tensor();
+      }
+    }
+    node_ = nullptr;
+  }
+
+ private:
+  // How many edges (and roots) of the graph lead to `leaf`: counted by one walk over the
+  // whole graph (a stack, never recursion), the first time a backward asks. Nodes that
+  // already ran keep their edges (release() frees saved tensors only).
+  int uses(const TensorImpl* leaf) {
+    if (!counted_) {
+      std::vector<const Node*> stack;
+      std::unordered_set<const Node*> seen;
+      for (const Tensor& r : roots_) {
+        if (r.grad_fn() && seen.insert(r.grad_fn().get()).second) {
+          stack.push_back(r.grad_fn().get());
+        }
+        if (!r.grad_fn()) ++uses_[r.impl()];
+      }
+      while (!stack.empty()) {
+        const Node* n = stack.back();
+        stack.pop_back();
+        for (const Edge& e : n->next_edges) {
+          if (e.leaf) ++uses_[e.leaf.get()];
+          if (e.fn && seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+        }
+      }
+      counted_ = true;
+    }
+    const auto it = uses_.find(leaf);
+    return it == uses_.end() ? 0 : it->second;
+  }
+
+  const std::vector<Tensor>& roots_;
+  bool enabled_;
+  const Node* node_ = nullptr;
+  const std::vector<Tensor>* grads_ = nullptr;
+  std::vector<Tensor> offered_;  // per input of the current node
+  std::unordered_map<const TensorImpl*, int> uses_;
+  bool counted_ = false;
+};
+
+// One backward pass. Without captures, gradients reaching leaves go into their .grad;
+// with captures (tg::grad), they are returned for the captured tensors instead and no
+// .grad is touched.
+//
+// The pass is driven by one priority queue of messages (gradients in flight), ordered by
+// the receiving node's place on the tape, latest first. Popping the front gives the
+// latest node that has received anything; every node that can still send to it comes
+// later on the tape (it used this node's output), so it has already run and all of this
+// node's messages are at the front together. Sum them, run the node's backward, and send
+// its input gradients on: that is reverse tape order over exactly the nodes that the
+// roots depend on, found as the gradients flow, with no separate graph walk, no sort and
+// no hash table per node.
+struct Engine {
+  bool retain_graph = false;
+  bool capturing = false;
+  // Captured tensors: leaves by impl, non-leaves by (node, output_nr).
+  std::unordered_map<const TensorImpl*, size_t> leaf_capture;
+  std::unordered_map<const Node*, std::vector<std::pair<uint32_t, size_t>>> node_capture;
+  std::vector<Tensor> captured;
+
+  std::vector<Message> queue;  // a heap under ReceivedLater
+  uint64_t sent = 0;
+  // Gradients reaching leaves, summed over every edge into the leaf, and delivered once
+  // (hooks, then .grad) after the replay: a leaf is the end of every path through it.
+  std::vector<std::pair<std::shared_ptr<TensorImpl>, GradSum>> leaf_grads;
+  std::unordered_map<const TensorImpl*, size_t> leaf_index;
+
+  void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads) {
+    const std::vector<std::shared_ptr<Node>> hold = seed(roots, root_grads);
+    LeafGradDestinations destinations(roots, !capturing && !anomaly_mode_enabled());
+    NoGradGuard no_grad;  // backward computes values; it records nothing
+    std::vector<Tensor> grads;  // reused from node to node
+    while (!queue.empty()) {
+      Node& node = *queue.front().node;
+      // 1. The latest node on the tape that has received gradients, with their sums.
+      receive_all(node, grads);
+      // 2. Its backward.
+      std::vector<Tensor> input_grads = call_backward(node, grads, destinations);
+      // 3. Its inputs' gradients, on to where they accumulate.
+      send_on(node, input_grads);
+      // 4. What it saved, freed.
+      if (!retain_graph) node.release();
+    }
+    // Moved out, so that a sum nobody else holds can become the .grad without a copy.
+    for (auto& [leaf, g] : leaf_grads) deliver_to_leaf(leaf, std::move(g.sum));
+  }
+
+  // The roots' gradients, sent; returns the roots' nodes, which own the whole graph and must
+  // live for the pass (messages point at nodes with raw pointers).
+  std::vector<std::shared_ptr<Node>> seed(const std::vector<Tensor>& roots,
+                                          const std::vector<Tensor>& root_grads) {
+    std::vector<std::shared_ptr<Node>> root_nodes;
+    for (size_t i = 0; i < roots.size(); ++i) {
+      if (roots[i].grad_fn()) {
+        root_nodes.push_back(roots[i].grad_fn());
+        send(roots[i].grad_fn().get(), roots[i].impl()->output_nr, root_grads[i]);
+      } else {
+        add_leaf(roots[i].shared_impl(), root_grads[i]);
+      }
+    }
+    return root_nodes;
+  }
+
+  void send(Node* node, uint32_t output_nr, Tensor g) {
+    queue.push_back({node, output_nr, sent++, std::move(g)});
+    std::push_heap(queue.begin(), queue.end(), ReceivedLater{});
+  }
+
+  // Every message for `node` (they are at the front of the queue together), summed per
+  // output into `grads`: one gradient per output, undefined where none arrived.
+  std::vector<GradSum> sums;  // reused from node to node
+  void receive_all(const Node& node, std::vector<Tensor>& grads) {
+    sums.assign(node.outputs.size(), GradSum{});
+    while (!queue.empty() && queue.front().node == &node) {
+      std::pop_heap(queue.begin(), queue.end(), ReceivedLater{});
+      Message m = std::move(queue.back());
+      queue.pop_back();
+      sums[m.output_nr].add(m.grad);
+    }
+    grads.clear();
+    for (GradSum& s : sums) grads.push_back(std::move(s.sum));
+  }
+
+  std::vector<Tensor> call_backward(Node& node, std::vector<Tensor>& grads,
+                                    LeafGradDestinations& destinations) {
+    TG_CHECK(!node.released(), MisuseError,
+             "backward: trying to backward through the graph a second time: the tensors saved "
+             "by '{}' were freed by the first backward. Pass retain_graph=true to the first "
+             "backward if you need to run it again",
+             node.name());
+    for (const auto& [output_nr, hook] : node.pre_hooks) {
+      if (!grads[output_nr].defined()) continue;
+      Tensor replaced = hook(grads[output_nr]);
+      if (replaced.defined()) grads[output_nr] = replaced;
+    }
+    if (auto c = node_capture.find(&node); c != node_capture.end()) {
+      for (auto [output_nr, index] : c->second) {
+        if (grads[output_nr].defined()) add_captured(index, grads[output_nr]);
+      }
+    }
+    // An output nothing flowed back to contributes zero (a backward sees every slot filled).
+    for (size_t i = 0; i < grads.size(); ++i) {
+      if (!grads[i].defined()) grads[i] = zeros(node.outputs[i].shape, node.outputs[i].dtype);
+    }
+    destinations.begin(node, grads);
+    std::vector<Tensor> input_grads = node.apply(grads, &destinations);
+    destinations.take_delivered(input_grads);
+    check_input_grads(node, input_grads);
+    return input_grads;
+  }
+
+  // Each input's gradient goes to the node that made that input (it comes earlier on the
+  // tape, so the loop reaches it later), or, for a leaf, into the leaf's sum.
+  void send_on(const Node& node, std::vector<Tensor>& input_grads) {
+    // exercise autograd.reverse_loop: begin
+    for (size_t i = 0; i < input_grads.size(); ++i) {
+      const Edge& e = node.next_edges[i];
+      if (!input_grads[i].defined()) continue;
+      if (e.fn) send(e.fn.get(), e.output_nr, std::move(input_grads[i]));
+      else if (e.leaf) add_leaf(e.leaf, input_grads[i]);
+    }
+    // exercise autograd.reverse_loop: end
+  }
+
+  void add_leaf(const std::shared_ptr<TensorImpl>& leaf, const Tensor& g) {
+    auto [it, fresh] = leaf_index.try_emplace(leaf.get(), leaf_grads.size());
+    if (fresh) leaf_grads.push_back({leaf, GradSum{}});
+    leaf_grads[it->second].second.add(g);
+  }
+
+  void add_captured(size_t index, const Tensor& g) {
+    Tensor& slot = captured[index];
+    if (!slot.defined()) slot = own(g);
+    else add_into(slot, g);
+  }
+
+  void deliver_to_leaf(const std::shared_ptr<TensorImpl>& leaf_impl, Tensor g) {
+    for (const auto& hook : leaf_impl->hooks) {
+      Tensor replaced = hook(g);
+      if (replaced.defined()) g = replaced;
+    }
+    if (capturing) {
+      if (auto it = leaf_capture.find(leaf_impl.get()); it != leaf_capture.end()) {
+        add_captured(it->second, g);
+      }
+      return;
+    }
+    Tensor leaf(leaf_impl);
+    if (!leaf.grad().defined()) {
+      leaf.set_grad(unshared(g) ? std::move(g) : own(g).detach());
+    } else {
+      Tensor acc = leaf.grad();
+      add_into(acc, g);
+    }
+  }
+
+  void check_input_grads(const Node& node, std::vector<Tensor>& grads) const {
+    TG_CHECK(grads.size() == node.next_edges.size(), Error,
+             "backward of '{}' returned {} gradients, but the op has {} tensor inputs (one slot "
+             "per input, undefined where no gradient is needed)",
+             node.name(), grads.size(), node.next_edges.size());
+    for (size_t i = 0; i < grads.size(); ++i) {
+      Tensor& g = grads[i];
+      const Edge& e = node.next_edges[i];
+      if (!g.defined() || (!e.fn && !e.leaf)) {
+        g = Tensor();
+        continue;
+      }
+      const TensorMeta& in = node.inputs[i];
+      TG_CHECK(g.shape() == in.shape, ShapeError,
+               "backward of '{}' returned a gradient of shape {} for input {}, which has shape {}",
+               node.name(), g.shape(), i, in.shape);
+      if (g.dtype() != in.dtype) g = g.to(in.dtype);
+      if (anomaly_mode_enabled() && has_non_finite(g)) {
+        detail::raise<ValueError>(
+            "anomaly: the backward of '{}' produced a non-finite value (NaN or Inf) in the "
+            "gradient of its input {}; that op was called at {}",
+            node.name(), i, describe(node.where()));
+      }
+    }
+  }
+};
+
+void check_root(const Tensor& root, const char* op) {
+  TG_CHECK(root.defined(), MisuseError, "{}: the output tensor is undefined", op);
+  TG_CHECK(root.requires_grad(), MisuseError,
+           "{}: the tensor of shape {} does not require grad and has no grad_fn: nothing on the "
+           "tape leads to it. Did you forget requires_grad_() on a leaf, or compute it under "
+           "NoGradGuard?",
+           op, root.shape());
+}
+
+Tensor root_gradient(const Tensor& root, const Tensor& grad, const char* op) {
+  if (!grad.defined()) {
+    TG_CHECK(root.numel() == 1, MisuseError,
+             "{}: a gradient can be created implicitly only for a scalar output, but the output "
+             "has shape {}; pass the upstream gradient explicitly",
+             op, root.shape());
+    return ones(root.shape(), root.dtype());
+  }
+  TG_CHECK(grad.shape() == root.shape(), ShapeError,
+           "{}: the upstream gradient of shape {} does not match the output of shape {}", op,
+           grad.shape(), root.shape());
+  return grad.dtype() == root.dtype() ? grad : grad.to(root.dtype());
+}
+
+}  // namespace
+
+void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
+  check_root(root, "backward");
+  Engine engine;
+  engine.retain_graph = retain_graph;
+  engine.run({root}, {root_gradient(root, grad, "backward")});
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, bool retain_graph,
+                         bool allow_unused) {
+  TG_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(), ValueError,
+           "grad: {} grad_outputs for {} outputs", grad_outputs.size(), outputs.size());
+  Engine engine;
+  engine.retain_graph = retain_graph;
+  engine.capturing = true;
+  engine.captured.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& in = inputs[i];
+    TG_CHECK(in.defined() && in.requires_grad(), MisuseError,
+             "grad: input {} does not require grad, so it has no gradient; call "
+             "requires_grad_() on it before the forward",
+             i);
+    if (in.grad_fn()) {
+      engine.node_capture[in.grad_fn().get()].push_back({in.impl()->output_nr, i});
+    } else {
+      engine.leaf_capture[in.impl()] = i;
+    }
+  }
+  std::vector<Tensor> seeds;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    check_root(outputs[i], "grad");
+    seeds.push_back(
+        root_gradient(outputs[i], grad_outputs.empty() ? Tensor() : grad_outputs[i], "grad"));
+  }
+  engine.run(outputs, seeds);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    TG_CHECK(allow_unused || engine.captured[i].defined(), MisuseError,
+             "grad: input {} (shape {}) was not used to compute the outputs; pass "
+             "allow_unused=true to get an undefined gradient for it instead",
+             i, inputs[i].shape());
+  }
+  return engine.captured;
+}
+
+void Tensor::backward(const Tensor& grad, bool retain_graph) const {
+  tg::backward(*this, grad, retain_graph);
+}
+
+}  // namespace tg

@@ -1,0 +1,92 @@
+// ops/fast/swiglu.cpp — swiglu's fast kernels: the formulas of ops/swiglu.cpp on float and
+// double, vectorised (core/simd.h) and split across threads. Every element is computed on
+// its own, so any split gives the same bits. One sweep: s = sigmoid(a) is computed once per
+// element and used for both da and db. fast_sigmoid is the one silu's fast kernels use, so
+// swiglu(x, x) == silu(x) * x holds on this path too.
+#include <algorithm>
+
+#include "core/parallel.h"
+#include "core/simd.h"
+#include "ops/fast/install.h"
+#include "ops/swiglu.h"
+
+namespace tg::fast {
+namespace {
+
+using detail::fast_sigmoid;
+using detail::simd_for;
+using kernels::GradOut;
+
+/// out = a * s * b for n elements, s = sigmoid(a).
+template <class F>
+[[gnu::noinline]] void forward_span(const F* __restrict a, const F* __restrict b,
+                                    F* __restrict out, int64_t n) {
+  simd_for(n, [&](int64_t i) { out[i] = a[i] * fast_sigmoid(a[i]) * b[i]; });
+}
+
+/// da = dout * b * s * (1 + a (1 - s)) and db = dout * a * s over n elements, each written or
+/// added (kAddA, kAddB); either of da, db may be null.
+template <class F, bool kAddA, bool kAddB>
+[[gnu::noinline]] void backward_span(const F* __restrict a, const F* __restrict b,
+                                     const F* __restrict dout, F* __restrict da,
+                                     F* __restrict db, int64_t n) {
+  auto da_of = [&](int64_t i, F s) { return dout[i] * b[i] * (s * (F(1) + a[i] * (F(1) - s))); };
+  auto put_a = [&](int64_t i, F v) { da[i] = kAddA ? da[i] + v : v; };
+  auto put_b = [&](int64_t i, F v) { db[i] = kAddB ? db[i] + v : v; };
+  if (da != nullptr && db != nullptr) {
+    simd_for(n, [&](int64_t i) {
+      const F s = fast_sigmoid(a[i]);
+      put_a(i, da_of(i, s));
+      put_b(i, dout[i] * a[i] * s);
+    });
+  } else if (da != nullptr) {
+    simd_for(n, [&](int64_t i) { put_a(i, da_of(i, fast_sigmoid(a[i]))); });
+  } else if (db != nullptr) {
+    simd_for(n, [&](int64_t i) { put_b(i, dout[i] * a[i] * fast_sigmoid(a[i])); });
+  }
+}
+
+/// Calls span(offset_ab, offset_out, count) over the rows: a flat range (rows = 1) split by
+/// elements, rows split by whole rows.
+template <class Span>
+void for_pieces(int64_t rows, int64_t h, int64_t stride, int64_t work, Span&& span) {
+  if (rows == 1) {
+    parallel_rows(h, work, [&](int64_t i0, int64_t i1) { span(i0, i0, i1 - i0); });
+    return;
+  }
+  parallel_rows(rows, work * h, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) span(r * stride, r * h, h);
+  });
+}
+
+template <class F>
+void swiglu_forward(const F* a, const F* b, F* out, int64_t rows, int64_t h, int64_t stride) {
+  for_pieces(rows, h, stride, 3, [&](int64_t o, int64_t oo, int64_t n) {
+    forward_span(a + o, b + o, out + oo, n);
+  });
+}
+
+template <class F>
+void swiglu_backward(const F* a, const F* b, const F* dout, GradOut<F> da, GradOut<F> db,
+                     int64_t rows, int64_t h, int64_t stride) {
+  auto at = [](const GradOut<F>& g, int64_t o) { return g ? g.data + o : nullptr; };
+  auto span = [&]<bool kAddA, bool kAddB>(int64_t o, int64_t oo, int64_t n) {
+    backward_span<F, kAddA, kAddB>(a + o, b + o, dout + oo, at(da, o), at(db, o), n);
+  };
+  for_pieces(rows, h, stride, 5, [&](int64_t o, int64_t oo, int64_t n) {
+    const bool add_a = da && da.add, add_b = db && db.add;
+    if (add_a && add_b) span.template operator()<true, true>(o, oo, n);
+    else if (add_a) span.template operator()<true, false>(o, oo, n);
+    else if (add_b) span.template operator()<false, true>(o, oo, n);
+    else span.template operator()<false, false>(o, oo, n);
+  });
+}
+
+}  // namespace
+
+void install_swiglu() {
+  kernels::swiglu_forward.set_fast(swiglu_forward<float>, swiglu_forward<double>);
+  kernels::swiglu_backward.set_fast(swiglu_backward<float>, swiglu_backward<double>);
+}
+
+}  // namespace tg::fast
