@@ -159,7 +159,7 @@ struct StateOf<Op> {
 Tensor detached_alias(const Tensor& t);
 /// Throws MisuseError naming `op` if `saved` was modified in place since `version`.
 void check_version(const Tensor& saved, uint64_t version, std::string_view op, size_t index);
-/// dst += src, elementwise, for two gradients of one shape (core/engine.cpp).
+/// dst += src, elementwise, for two gradients of one shape (core/leaf_grads.cpp).
 void add_into(Tensor& dst, const Tensor& src);
 }  // namespace detail
 
