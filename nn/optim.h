@@ -81,8 +81,8 @@ class Optimizer {
   };
 
   /// The per-parameter state under PyTorch's names (see the file comment), sorted by
-  /// parameter index, then in state_names() order. The tensors are the live state: copy
-  /// them (the checkpoint writer serialises them) before changing them.
+  /// parameter index, then in the order of the optimizer's state fields. The tensors are
+  /// the live state: copy them before changing them (the checkpoint writer copies them out).
   std::vector<std::pair<std::string, Tensor>> state_tensors() const;
   /// Replaces all state by `named` (copies of it) and sets step_count(). Throws ValueError
   /// listing every problem: an unknown name, a parameter index out of range, a shape or

@@ -1,4 +1,5 @@
 // ops/arithmetic.cpp — add, sub, mul, div, neg with broadcasting, and their scalar forms.
+// Tests: tests/ops/arithmetic_test.cpp. Course: docs/course/02-autograd.md.
 //
 // Broadcasting in the forward means summing in the backward: if a was stretched from
 // shape (n) to (m, n), each a_j was used m times, so dL/da_j adds up the m gradients

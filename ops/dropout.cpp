@@ -1,4 +1,5 @@
-// ops/dropout.cpp — dropout: the plain kernels forward and backward, then the Function.
+// ops/dropout.cpp — dropout: the reference kernels forward and backward, then the Function.
+// Tests: tests/ops/dropout_test.cpp. Course: docs/course/10-dropout.md.
 //
 // Shape legend: x is seen as N = numel elements in row-major order.
 //
@@ -25,20 +26,23 @@
 namespace tg {
 namespace {
 
+using kernels::GradOut;
+
 using detail::as_compute;
 using detail::compute_type;
 using detail::round_to;
 
-// ---------------------------------------------------------------- raw kernels
+// ---------------------------------------------------------------- reference kernels
 /// y = x * (mask ? scale : 0) over n contiguous elements, in the compute type F.
 template <class F>
-void dropout_forward_kernel(const F* x, const bool* mask, F* y, int64_t n, F scale) {
+void dropout_forward(const F* x, const bool* mask, F* y, int64_t n, F scale) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * (mask[i] ? scale : F(0));
 }
 
-/// dx += dout * (mask ? scale : 0) over n contiguous elements.
+/// dx from dout, over n contiguous elements: the backward derived at the top of the file.
 template <class F>
-void dropout_backward_kernel(const F* dout, const bool* mask, F* dx, int64_t n, F scale) {
+void dropout_backward(const F* dout, const bool* mask, GradOut<F> dx, int64_t n, F scale) {
+  kernels::zero_unless_adding(dx, n);
   // exercise dropout.backward: begin
   for (int64_t i = 0; i < n; ++i) dx[i] += dout[i] * (mask[i] ? scale : F(0));
   // exercise dropout.backward: end
@@ -71,7 +75,7 @@ struct Dropout : Function<Dropout> {
     Tensor y = empty(x.shape(), ct);
     visit_dtype(ct, [&]<class F>() {
       if constexpr (std::is_floating_point_v<F>) {
-        dropout_forward_kernel(xc.data<F>(), m, y.data<F>(), x.numel(), static_cast<F>(scale));
+        dropout_forward(xc.data<F>(), m, y.data<F>(), x.numel(), static_cast<F>(scale));
       }
     });
     ctx.save_for_backward(mask);  // 1 byte per element; x and y are not needed
@@ -80,20 +84,17 @@ struct Dropout : Function<Dropout> {
   }
 
   // forward was: y_i = x_i * m_i * scale   (m and scale fixed by the forward)
-  // so:          dx_i = dout_i * m_i * scale
   static std::vector<Tensor> backward(Context<State>& ctx, const std::vector<Tensor>& g) {
     if (!ctx.needs_input_grad(0)) return {Tensor()};
     const Tensor mask = ctx.saved_tensors()[0];
     const DType ct = compute_type(g[0].dtype());
     const Tensor gc = as_compute(g[0], ct);
-    Tensor dx = zeros(g[0].shape(), ct);
-    visit_dtype(ct, [&]<class F>() {
-      if constexpr (std::is_floating_point_v<F>) {
-        dropout_backward_kernel(gc.data<F>(), mask.data<bool>(), dx.data<F>(), gc.numel(),
-                                static_cast<F>(ctx.state.scale));
-      }
+    const GradBuffer dx = ctx.grad_buffer(0, g[0].shape(), ct);
+    detail::visit_compute(ct, [&]<class F>() {
+      dropout_backward(gc.data<F>(), mask.data<bool>(), detail::grad_out<F>(dx), gc.numel(),
+                       static_cast<F>(ctx.state.scale));
     });
-    return {round_to(dx, g[0].dtype())};
+    return {detail::finish_grad(dx, g[0].dtype())};
   }
 };
 

@@ -1,4 +1,5 @@
 // ops/elementwise.cpp — argument checks shared by the elementwise ops.
+// Tests: tests/ops/elementwise_test.cpp. Course: none (the loops under the elementwise ops).
 #include "ops/elementwise.h"
 
 namespace tg::detail {

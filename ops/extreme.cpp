@@ -99,10 +99,13 @@ void arg_extreme_kernel(const T* x, T* values, int64_t* indices, int64_t outer, 
   }
 }
 
-/// dx[o, indices[o, i], i] += dvalues[o, i]; everything else in dx stays as it was.
+/// dx[o, indices[o, i], i] = dvalues[o, i], and 0 everywhere else (ops/kernels.h's rule:
+/// added into dx instead when it is an existing .grad).
 template <class T>
-void arg_extreme_backward_kernel(const T* dvalues, const int64_t* indices, T* dx, int64_t outer,
-                                 int64_t n, int64_t inner) {
+void arg_extreme_backward_kernel(const T* dvalues, const int64_t* indices,
+                                 kernels::GradOut<T> dx, int64_t outer, int64_t n,
+                                 int64_t inner) {
+  kernels::zero_unless_adding(dx, outer * n * inner);
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
       T& slot = dx[o * n * inner + indices[o * inner + i] * inner + i];
@@ -185,14 +188,15 @@ struct ArgExtreme : Function<ArgExtreme<kMax>> {
     const Tensor indices = ctx.saved_tensors()[0];
     const Tensor dvalues = g[0].contiguous();
     const State& s = ctx.state;
-    Tensor dx = zeros(s.x_shape, dvalues.dtype());
-    visit_dtype(dx.dtype(), [&]<class T>() {
+    const GradBuffer dx = ctx.grad_buffer(0, s.x_shape, dvalues.dtype());
+    visit_dtype(dvalues.dtype(), [&]<class T>() {
       if constexpr (!std::is_same_v<T, int64_t> && !std::is_same_v<T, bool>) {
-        arg_extreme_backward_kernel(dvalues.data<T>(), indices.data<int64_t>(), dx.data<T>(),
-                                    s.outer, s.n, s.inner);
+        arg_extreme_backward_kernel(dvalues.data<T>(), indices.data<int64_t>(),
+                                    kernels::GradOut<T>{dx.tensor.data<T>(), dx.add}, s.outer,
+                                    s.n, s.inner);
       }
     });
-    return {dx};
+    return {dx.tensor};
   }
 };
 

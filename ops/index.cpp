@@ -1,4 +1,6 @@
 // ops/index.cpp — index_select, gather, where, masked_fill.
+// Tests: tests/ops/index_test.cpp.
+// Course: docs/course/08-embedding.md (index_select, the composed embedding).
 //
 // Indexing reads: out[p] = x[place(p)]. Its backward writes the other way round: every
 // dout[p] is added into dx[place(p)]. When an id repeats, several outputs read the same

@@ -1,4 +1,6 @@
 // ops/join.cpp — cat, stack, split, chunk.
+// Tests: tests/ops/join_test.cpp.
+// Course: docs/course/16-transformer-block.md (split of the qkv projection).
 //
 // Seen from `dim`, a contiguous tensor of shape (d_0, ..., d_k, ...) with k = dim is a
 // matrix of `outer` = d_0 * ... * d_(k-1) rows; each row holds d_k slabs of `inner` =

@@ -115,7 +115,7 @@ struct GradOut {
 /// it is an existing .grad to add into.
 template <class F>
 void zero_unless_adding(GradOut<F> g, int64_t n) {
-  if (g && !g.add) std::fill(g.data, g.data + n, F(0));
+  if (g && !g.add) std::fill(g.data, g.data + n, F{});  // F{}: +0, for the half types too
 }
 
 }  // namespace kernels

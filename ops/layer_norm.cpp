@@ -1,4 +1,6 @@
-// ops/layer_norm.cpp — LayerNorm: the plain kernels forward and backward, then the Function.
+// ops/layer_norm.cpp — LayerNorm: the reference kernels forward and backward, then the
+// Function.
+// Tests: tests/ops/layer_norm_test.cpp. Course: docs/course/09-layer-norm.md.
 //
 // Shape legend: B = batch, T = time, C = channels. x is seen as `rows` rows of C channels
 // (rows = product of the leading dims, e.g. B * T), each normalised on its own.
@@ -34,15 +36,18 @@
 namespace tg {
 namespace {
 
+using kernels::GradOut;
+using kernels::zero_unless_adding;
+
 using detail::as_compute;
 using detail::compute_type;
 using detail::round_to;
 
-// ---------------------------------------------------------------- raw kernels
+// ---------------------------------------------------------------- reference kernels
 /// y (rows, C) = (x - mu) * s * w + b per row; mean (rows) = mu, rstd (rows) = s.
 /// w and b may be null (w = 1, b = 0). All contiguous, in the compute type.
 template <class F>
-void layer_norm_forward_kernel(const F* x, const F* w, const F* b, F* y, F* mean, F* rstd,
+void layer_norm_forward(const F* x, const F* w, const F* b, F* y, F* mean, F* rstd,
                                int64_t rows, int64_t cols, F eps) {
   for (int64_t r = 0; r < rows; ++r) {
     const F* xr = x + r * cols;
@@ -62,18 +67,21 @@ void layer_norm_forward_kernel(const F* x, const F* w, const F* b, F* y, F* mean
   }
 }
 
-/// dx += s * (gh - mean(gh) - xh * mean(gh * xh)) per row with gh = dout * w,
-/// dw += sum over rows of dout * xh, db += sum over rows of dout.
-/// w may be null (w = 1); any of dx, dw, db may be null (not needed).
+/// dx, dw and db as derived at the top of the file. w may be null (w = 1); a null GradOut
+/// skips that gradient.
 template <class F>
-void layer_norm_backward_kernel(const F* dout, const F* x, const F* w, const F* mean, const F* rstd,
-                                F* dx, F* dw, F* db, int64_t rows, int64_t cols) {
+void layer_norm_backward(const F* dout, const F* x, const F* w, const F* mean, const F* rstd,
+                         GradOut<F> dx, GradOut<F> dw, GradOut<F> db, int64_t rows,
+                         int64_t cols) {
+  zero_unless_adding(dx, rows * cols);
+  zero_unless_adding(dw, cols);
+  zero_unless_adding(db, cols);
   // exercise layer_norm.backward: begin
   for (int64_t r = 0; r < rows; ++r) {
     const F* gr = dout + r * cols;
     const F* xr = x + r * cols;
     const F mu = mean[r], s = rstd[r];
-    if (dx != nullptr) {
+    if (dx) {
       F sum_gh = 0, sum_gh_xh = 0;
       for (int64_t c = 0; c < cols; ++c) {
         const F gh = w ? gr[c] * w[c] : gr[c];
@@ -82,16 +90,16 @@ void layer_norm_backward_kernel(const F* dout, const F* x, const F* w, const F* 
       }
       const F mean_gh = sum_gh / static_cast<F>(cols);
       const F mean_gh_xh = sum_gh_xh / static_cast<F>(cols);
-      F* dxr = dx + r * cols;
+      F* dxr = dx.data + r * cols;
       for (int64_t c = 0; c < cols; ++c) {
         const F gh = w ? gr[c] * w[c] : gr[c];
         dxr[c] += s * (gh - mean_gh - (xr[c] - mu) * s * mean_gh_xh);
       }
     }
-    if (dw != nullptr) {
+    if (dw) {
       for (int64_t c = 0; c < cols; ++c) dw[c] += gr[c] * (xr[c] - mu) * s;
     }
-    if (db != nullptr) {
+    if (db) {
       for (int64_t c = 0; c < cols; ++c) db[c] += gr[c];
     }
   }
@@ -138,7 +146,7 @@ struct LayerNorm : Function<LayerNorm> {
     Tensor y = empty(x.shape(), ct), mean = empty({rows}, ct), rstd = empty({rows}, ct);
     visit_dtype(ct, [&]<class F>() {
       if constexpr (std::is_floating_point_v<F>) {
-        layer_norm_forward_kernel(xc.data<F>(), ptr_or_null<F>(wc), ptr_or_null<F>(bc), y.data<F>(),
+        layer_norm_forward(xc.data<F>(), ptr_or_null<F>(wc), ptr_or_null<F>(bc), y.data<F>(),
                                   mean.data<F>(), rstd.data<F>(), rows, cols, static_cast<F>(eps));
       }
     });
@@ -148,11 +156,7 @@ struct LayerNorm : Function<LayerNorm> {
     else ctx.save_for_backward(x, mean, rstd);
     return round_to(y, x.dtype());
   }
-  // forward was: y_c = xh_c * w_c + b_c, with xh_c = (x_c - mu) * s
-  // so, with gh = dout * w:
-  //              dx_j = s * (gh_j - mean_c(gh_c) - xh_j * mean_c(gh_c * xh_c))
-  //              dw_c = sum over rows of dout_c * xh_c
-  //              db_c = sum over rows of dout_c
+  // backward: the derivation at the top of the file
   static std::vector<Tensor> backward(Context<State>& ctx, const std::vector<Tensor>& g) {
     const auto saved = ctx.saved_tensors();
     const Tensor &x = saved[0], &mean = saved[1], &rstd = saved[2];
@@ -162,18 +166,16 @@ struct LayerNorm : Function<LayerNorm> {
     const int64_t rows = mean.numel();
     const Tensor gc = as_compute(g[0], ct), xc = as_compute(x, ct), wc = as_compute(weight, ct);
     const Shape param_shape{cols};
-    const Tensor dx = ctx.needs_input_grad(0) ? zeros(x.shape(), ct) : Tensor();
-    const Tensor dw = ctx.needs_input_grad(1) ? zeros(param_shape, ct) : Tensor();
-    const Tensor db = ctx.needs_input_grad(2) ? zeros(param_shape, ct) : Tensor();
-    visit_dtype(ct, [&]<class F>() {
-      if constexpr (std::is_floating_point_v<F>) {
-        layer_norm_backward_kernel(gc.data<F>(), xc.data<F>(), ptr_or_null<F>(wc), mean.data<F>(),
-                                   rstd.data<F>(), ptr_or_null<F>(dx), ptr_or_null<F>(dw),
-                                   ptr_or_null<F>(db), rows, cols);
-      }
+    const GradBuffer dx = ctx.grad_buffer(0, x.shape(), ct);
+    const GradBuffer dw = ctx.grad_buffer(1, param_shape, ct);
+    const GradBuffer db = ctx.grad_buffer(2, param_shape, ct);
+    detail::visit_compute(ct, [&]<class F>() {
+      layer_norm_backward(gc.data<F>(), xc.data<F>(), ptr_or_null<F>(wc), mean.data<F>(),
+                          rstd.data<F>(), detail::grad_out<F>(dx), detail::grad_out<F>(dw),
+                          detail::grad_out<F>(db), rows, cols);
     });
-    auto out = [&](const Tensor& t) { return t.defined() ? round_to(t, x.dtype()) : Tensor(); };
-    return {out(dx), out(dw), out(db)};
+    return {detail::finish_grad(dx, x.dtype()), detail::finish_grad(dw, x.dtype()),
+            detail::finish_grad(db, x.dtype())};
   }
 };
 

@@ -1,4 +1,5 @@
-// ops/mse_loss.cpp — mse_loss: the plain kernels forward and backward, then the Function.
+// ops/mse_loss.cpp — mse_loss: the reference kernels forward and backward, then the Function.
+// Tests: tests/ops/mse_loss_test.cpp. Course: docs/course/04-linear.md.
 //
 // Shapes: input and target are both (...), any rank, the same shape; N = numel.
 //
@@ -10,6 +11,8 @@
 //             dx_i = dL_i * 2 s d_i          dt_i = -dx_i
 // Backward needs only d, so the forward saves d (one tensor) instead of x and t (two).
 #include "ops/mse_loss.h"
+
+#include "ops/compute.h"
 
 #include "ops/elementwise.h"
 
@@ -26,12 +29,12 @@ Reduction parse_reduction(std::string_view r) {
   return Reduction::None;
 }
 
-// ---------------------------------------------------------------- raw kernels
+// ---------------------------------------------------------------- reference kernels
 // Contiguous, in the compute type C; no allocation.
 
 /// diff_i = x_i - t_i; sq_i = diff_i^2 unless sq is null; returns sum_i diff_i^2.
 template <class C>
-C mse_forward_kernel(const C* x, const C* t, C* diff, C* sq, int64_t n) {
+C mse_forward(const C* x, const C* t, C* diff, C* sq, int64_t n) {
   C total = 0;
   for (int64_t i = 0; i < n; ++i) {
     const C d = x[i] - t[i];
@@ -42,21 +45,17 @@ C mse_forward_kernel(const C* x, const C* t, C* diff, C* sq, int64_t n) {
   return total;
 }
 
-/// dx_i += dL_i * 2 s diff_i and dt_i -= the same; dL is read at i * dl_step (dl_step = 0
-/// for a scalar loss). A null dx or dt skips that gradient.
+/// dx_i = dL_i * 2 s diff_i and dt_i = -dx_i; dL is read at i * dl_step (dl_step = 0 for a
+/// scalar loss). A null dx or dt skips that gradient.
 template <class C>
-void mse_backward_kernel(const C* dl, int64_t dl_step, const C* diff, C s, C* dx, C* dt,
-                         int64_t n) {
+void mse_backward(const C* dl, int64_t dl_step, const C* diff, C s, kernels::GradOut<C> dx,
+                  kernels::GradOut<C> dt, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const C g = dl[i * dl_step] * C(2) * s * diff[i];
-    if (dx != nullptr) dx[i] += g;
-    if (dt != nullptr) dt[i] -= g;
+    if (dx) dx.put(i, g);
+    if (dt) dt.put(i, -g);
   }
 }
-
-DType compute_dtype(DType d) { return d == kFloat64 ? kFloat64 : kFloat32; }
-Tensor prepared(const Tensor& t, DType ct) { return t.dtype() == ct ? t.contiguous() : t.to(ct); }
-Tensor finished(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : t.to(dtype); }
 
 // ---------------------------------------------------------------- Function
 struct MseLoss : Function<MseLoss> {
@@ -76,42 +75,38 @@ struct MseLoss : Function<MseLoss> {
     TG_CHECK(input.dtype() == target.dtype(), DTypeError,
              "mse_loss: input is {} but target is {}; convert one", dtype_name(input.dtype()),
              dtype_name(target.dtype()));
-    const DType ct = compute_dtype(input.dtype());
-    const Tensor xc = prepared(input, ct), tc = prepared(target, ct);
+    const DType ct = detail::compute_type(input.dtype());
+    const Tensor xc = detail::as_compute(input, ct), tc = detail::as_compute(target, ct);
     Tensor diff = empty(input.shape(), ct);
     Tensor out = r == Reduction::None ? empty(input.shape(), ct) : empty({}, ct);
     const int64_t n = input.numel();
     visit_dtype(ct, [&]<class C>() {
       if constexpr (std::is_floating_point_v<C>) {
         C* sq = r == Reduction::None ? out.data<C>() : nullptr;
-        const C total = mse_forward_kernel(xc.data<C>(), tc.data<C>(), diff.data<C>(), sq, n);
+        const C total = mse_forward(xc.data<C>(), tc.data<C>(), diff.data<C>(), sq, n);
         if (r == Reduction::Sum) out.data<C>()[0] = total;
         if (r == Reduction::Mean) out.data<C>()[0] = total / static_cast<C>(n);  // 0/0 = nan
       }
     });
     ctx.state = {r, input.dtype()};
     ctx.save_for_backward(diff);
-    return finished(out, input.dtype());
+    return detail::round_to(out, input.dtype());
   }
   // backward: dinput = dL * 2 s d, dtarget = -dinput (derived at the top of the file)
   static std::vector<Tensor> backward(Context<State>& ctx, const std::vector<Tensor>& g) {
     const Tensor diff = ctx.saved_tensors()[0];
     const DType ct = diff.dtype();
-    const Tensor dl = prepared(g[0], ct);
-    const bool need_x = ctx.needs_input_grad(0), need_t = ctx.needs_input_grad(1);
-    Tensor dx = need_x ? zeros(diff.shape(), ct) : Tensor();
-    Tensor dt = need_t ? zeros(diff.shape(), ct) : Tensor();
+    const Tensor dl = detail::as_compute(g[0], ct);
+    const GradBuffer dx = ctx.grad_buffer(0, diff.shape(), ct);
+    const GradBuffer dt = ctx.grad_buffer(1, diff.shape(), ct);
     const int64_t n = diff.numel();
     const Reduction r = ctx.state.reduction;
-    visit_dtype(ct, [&]<class C>() {
-      if constexpr (std::is_floating_point_v<C>) {
-        const C s = r == Reduction::Mean ? C(1) / static_cast<C>(n) : C(1);
-        mse_backward_kernel(dl.data<C>(), r == Reduction::None ? 1 : 0, diff.data<C>(), s,
-                            need_x ? dx.data<C>() : nullptr, need_t ? dt.data<C>() : nullptr, n);
-      }
+    detail::visit_compute(ct, [&]<class C>() {
+      const C s = r == Reduction::Mean ? C(1) / static_cast<C>(n) : C(1);
+      mse_backward(dl.data<C>(), r == Reduction::None ? 1 : 0, diff.data<C>(), s,
+                   detail::grad_out<C>(dx), detail::grad_out<C>(dt), n);
     });
-    const DType dtype = ctx.state.dtype;
-    return {need_x ? finished(dx, dtype) : Tensor(), need_t ? finished(dt, dtype) : Tensor()};
+    return {detail::finish_grad(dx, ctx.state.dtype), detail::finish_grad(dt, ctx.state.dtype)};
   }
 };
 

@@ -1,5 +1,6 @@
-// ops/rope.cpp — rotary position embedding: the plain kernels forward and backward, then the
+// ops/rope.cpp — rotary position embedding: the reference kernels forward and backward, then the
 // Function.
+// Tests: tests/ops/rope_test.cpp. Course: docs/course/11-rope.md.
 //
 // Shape legend: B = batch, H = heads, T = time, D = head dim, h = D / 2. x is seen as `rows`
 // rows of D channels (rows = product of the leading dims, e.g. B * H * T), and every row has
@@ -31,15 +32,17 @@
 namespace tg {
 namespace {
 
+using kernels::GradOut;
+
 using detail::as_compute;
 using detail::compute_type;
 using detail::round_to;
 
-// ---------------------------------------------------------------- raw kernels
+// ---------------------------------------------------------------- reference kernels
 /// y (rows, D) = the rotate-half rotation of x (rows, D) by the angles whose cosines and
 /// sines are cos, sin (rows, h). All contiguous, in the compute type.
 template <class F>
-void rope_forward_kernel(const F* x, const F* cos, const F* sin, F* y, int64_t rows, int64_t half) {
+void rope_forward(const F* x, const F* cos, const F* sin, F* y, int64_t rows, int64_t half) {
   for (int64_t r = 0; r < rows; ++r) {
     const F* xr = x + r * 2 * half;
     const F *cr = cos + r * half, *sr = sin + r * half;
@@ -52,15 +55,16 @@ void rope_forward_kernel(const F* x, const F* cos, const F* sin, F* y, int64_t r
   }
 }
 
-/// dx (rows, D) += the rotation of dout by minus the angles (the transpose of forward's).
+/// dx (rows, D): dout rotated back by the same angles (the derivation at the top).
 template <class F>
-void rope_backward_kernel(const F* dout, const F* cos, const F* sin, F* dx, int64_t rows,
-                          int64_t half) {
+void rope_backward(const F* dout, const F* cos, const F* sin, GradOut<F> dx, int64_t rows,
+                   int64_t half) {
+  kernels::zero_unless_adding(dx, rows * 2 * half);
   // exercise rope.backward: begin
   for (int64_t r = 0; r < rows; ++r) {
     const F* gr = dout + r * 2 * half;
     const F *cr = cos + r * half, *sr = sin + r * half;
-    F* dxr = dx + r * 2 * half;
+    F* dxr = dx.data + r * 2 * half;
     for (int64_t i = 0; i < half; ++i) {
       const F g1 = gr[i], g2 = gr[i + half];
       dxr[i] += g1 * cr[i] + g2 * sr[i];
@@ -153,7 +157,7 @@ struct Rope : Function<Rope> {
     Tensor y = empty(x.shape(), ct);
     visit_dtype(ct, [&]<class F>() {
       if constexpr (std::is_floating_point_v<F>) {
-        rope_forward_kernel(xc.data<F>(), t.cos.data<F>(), t.sin.data<F>(), y.data<F>(),
+        rope_forward(xc.data<F>(), t.cos.data<F>(), t.sin.data<F>(), y.data<F>(),
                             t.cos.size(0), t.cos.size(1));
       }
     });
@@ -162,21 +166,18 @@ struct Rope : Function<Rope> {
     return round_to(y, x.dtype());
   }
   // forward was: (y_i, y_{i+h}) = R(a) (x_i, x_{i+h}) with R(a) = [[c, -s], [s, c]]
-  // so:          (dx_i, dx_{i+h}) = R(a)^T (dout_i, dout_{i+h}) = R(-a) (dout_i, dout_{i+h})
-  //              dx_i = c dout_i + s dout_{i+h},   dx_{i+h} = -s dout_i + c dout_{i+h}
+  // so:          (dx_i, dx_{i+h}) = R(a)^T (dout_i, dout_{i+h})   (derived at the top)
   static std::vector<Tensor> backward(Context<State>& ctx, const std::vector<Tensor>& g) {
     const Tensor positions = ctx.saved_tensors()[0];
     const DType dtype = g[0].dtype(), ct = compute_type(dtype);
     const Tables t = angle_tables(g[0].shape(), positions, ctx.state.theta, ct);
     const Tensor gc = as_compute(g[0], ct);
-    Tensor dx = zeros(g[0].shape(), ct);
-    visit_dtype(ct, [&]<class F>() {
-      if constexpr (std::is_floating_point_v<F>) {
-        rope_backward_kernel(gc.data<F>(), t.cos.data<F>(), t.sin.data<F>(), dx.data<F>(),
-                             t.cos.size(0), t.cos.size(1));
-      }
+    const GradBuffer dx = ctx.grad_buffer(0, g[0].shape(), ct);
+    detail::visit_compute(ct, [&]<class F>() {
+      rope_backward(gc.data<F>(), t.cos.data<F>(), t.sin.data<F>(), detail::grad_out<F>(dx),
+                    t.cos.size(0), t.cos.size(1));
     });
-    return {round_to(dx, dtype), Tensor()};
+    return {detail::finish_grad(dx, dtype), Tensor()};
   }
 };
 

@@ -1,5 +1,6 @@
 // ops/softmax.cpp — softmax and log_softmax: plain kernels forward and backward, then the
 // two Functions.
+// Tests: tests/ops/softmax_test.cpp. Course: docs/course/07-softmax-cross-entropy.md.
 //
 // Shape legend: B = batch, T = time, C = channels, V = vocab. The op reduces along one dim
 // of size n. Viewed contiguously, x is (outer, n, inner): outer = product of the dims before
@@ -33,16 +34,18 @@
 namespace tg {
 namespace {
 
+using kernels::GradOut;
+
 using detail::as_compute;
 using detail::compute_type;
 using detail::round_to;
 
-// ---------------------------------------------------------------- raw kernels
+// ---------------------------------------------------------------- reference kernels
 // Contiguous (outer, n, inner) memory in the compute type F; no allocation.
 
 /// y = softmax (or log_softmax when `log`) of every slice of x along the middle dim.
 template <class F>
-void softmax_forward_kernel(const F* x, F* y, int64_t outer, int64_t n, int64_t inner, bool log) {
+void softmax_forward(const F* x, F* y, int64_t outer, int64_t n, int64_t inner, bool log) {
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
       const F* xs = x + o * n * inner + i;  // element k of the slice is xs[k * inner]
@@ -62,18 +65,19 @@ void softmax_forward_kernel(const F* x, F* y, int64_t outer, int64_t n, int64_t 
   }
 }
 
-/// dx += y * (dout - sum(dout * y))         (softmax, y its output), or
-/// dx += dout - exp(y) * sum(dout)         (log_softmax, y its output), per slice.
+/// dx from dout and the saved output y, per slice: the backward derived at the top of the
+/// file, of softmax, or of log_softmax when `log`.
 template <class F>
-void softmax_backward_kernel(const F* dout, const F* y, F* dx, int64_t outer, int64_t n,
-                             int64_t inner, bool log) {
+void softmax_backward(const F* dout, const F* y, GradOut<F> dx, int64_t outer, int64_t n,
+                      int64_t inner, bool log) {
+  kernels::zero_unless_adding(dx, outer * n * inner);
   // exercise softmax.backward: begin
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
       const int64_t base = o * n * inner + i;
       const F* gs = dout + base;
       const F* ys = y + base;
-      F* dxs = dx + base;
+      F* dxs = dx.data + base;
       F dot = 0;  // sum(dout * y) for softmax, sum(dout) for log_softmax
       for (int64_t k = 0; k < n; ++k) dot += log ? gs[k * inner] : gs[k * inner] * ys[k * inner];
       for (int64_t k = 0; k < n; ++k) {
@@ -124,7 +128,7 @@ Tensor run_forward(Context<SoftmaxState>& ctx, const Tensor& x, size_t d, bool l
   Tensor y = empty(x.shape(), ct);
   visit_dtype(ct, [&]<class F>() {
     if constexpr (std::is_floating_point_v<F>) {
-      softmax_forward_kernel(xc.data<F>(), y.data<F>(), s.outer, s.n, s.inner, log);
+      softmax_forward(xc.data<F>(), y.data<F>(), s.outer, s.n, s.inner, log);
     }
   });
   ctx.state = {s, x.dtype()};
@@ -139,13 +143,12 @@ std::vector<Tensor> run_backward(Context<SoftmaxState>& ctx, const std::vector<T
   const Tensor y = ctx.saved_tensors()[0];
   const Slices s = ctx.state.slices;
   const Tensor gc = as_compute(g[0], y.dtype());
-  Tensor dx = zeros(y.shape(), y.dtype());
-  visit_dtype(y.dtype(), [&]<class F>() {
-    if constexpr (std::is_floating_point_v<F>) {
-      softmax_backward_kernel(gc.data<F>(), y.data<F>(), dx.data<F>(), s.outer, s.n, s.inner, log);
-    }
+  const GradBuffer dx = ctx.grad_buffer(0, y.shape(), y.dtype());
+  detail::visit_compute(y.dtype(), [&]<class F>() {
+    softmax_backward(gc.data<F>(), y.data<F>(), detail::grad_out<F>(dx), s.outer, s.n, s.inner,
+                     log);
   });
-  return {round_to(dx, ctx.state.dtype)};
+  return {detail::finish_grad(dx, ctx.state.dtype)};
 }
 
 // ---------------------------------------------------------------- Functions

@@ -1,4 +1,6 @@
 // ops/unary.cpp — pow, exp, log, sqrt, rsqrt, abs, clamp.
+// Tests: tests/ops/unary_test.cpp.
+// Course: docs/course/02-autograd.md (the primitives the composed twins use).
 //
 // Every op here is out_i = f(x_i), so its Jacobian is diagonal and the backward is
 // dx_i = dout_i * f'(x_i). Each op saves whichever of x and out makes f' cheapest: exp and
