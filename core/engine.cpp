@@ -12,8 +12,8 @@
 #include <unordered_map>
 
 #include "core/autograd.h"
-#include "core/leaf_grads.h"
 #include "core/factories.h"
+#include "core/leaf_grads.h"
 #include "core/strided_loop.h"
 
 namespace tg {
@@ -125,7 +125,7 @@ struct Engine {
   void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads) {
     const std::vector<std::shared_ptr<Node>> hold = seed(roots, root_grads);
     LeafGradDestinations destinations(roots, !capturing && !anomaly_mode_enabled());
-    NoGradGuard no_grad;  // backward computes values; it records nothing
+    NoGradGuard no_grad;        // backward computes values; it records nothing
     std::vector<Tensor> grads;  // reused from node to node
     while (!queue.empty()) {
       Node& node = *queue.front().node;

@@ -124,10 +124,20 @@ struct ExpConstants<double> {
   static constexpr double kLn2Hi = 6.93147180369123816490e-01;  // ln2, low 32 bits cleared
   static constexpr double kLn2Lo = 1.90821492927058770002e-10;  // ln2 - kLn2Hi
   static constexpr int kDegree = 13;
-  static constexpr double kInvFactorial[kDegree + 1] = {
-      1.0,         1.0,          1.0 / 2,        1.0 / 6,         1.0 / 24,
-      1.0 / 120,   1.0 / 720,    1.0 / 5040,     1.0 / 40320,     1.0 / 362880,
-      1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800.0};
+  static constexpr double kInvFactorial[kDegree + 1] = {1.0,
+                                                        1.0,
+                                                        1.0 / 2,
+                                                        1.0 / 6,
+                                                        1.0 / 24,
+                                                        1.0 / 120,
+                                                        1.0 / 720,
+                                                        1.0 / 5040,
+                                                        1.0 / 40320,
+                                                        1.0 / 362880,
+                                                        1.0 / 3628800,
+                                                        1.0 / 39916800,
+                                                        1.0 / 479001600,
+                                                        1.0 / 6227020800.0};
 };
 
 /// 2^k as a float/double, for k in the normal exponent range: the bits (k + bias) << mantissa.

@@ -16,7 +16,8 @@
 //   transpose and t swapped two dims:              dx = dout with the same two swapped back.
 // Each public method records its Function on the tape (when grad mode is on and x requires
 // grad); the result is still a view of x's storage either way.
-// Tests: tests/core/view_test.cpp, tests/core/view_grad_test.cpp. Course: docs/course/01-tensors.md.
+// Tests: tests/core/view_test.cpp, tests/core/view_grad_test.cpp. Course:
+// docs/course/01-tensors.md.
 #include <algorithm>
 #include <optional>
 
@@ -27,7 +28,6 @@
 
 namespace tg {
 namespace {
-
 
 // Resolves a single -1 in `shape` so that it holds `numel` elements.
 Shape infer_size(const Shape& shape, int64_t numel, const char* op) {

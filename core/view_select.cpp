@@ -12,7 +12,8 @@
 //   expand read each x element once per copy:      dx = sum_to(dout, x's shape);
 //   narrow, slice, select picked some elements:    dx = zeros of x's shape, with dout
 //                                                       written into the same view of it.
-// Tests: tests/core/view_test.cpp, tests/core/view_grad_test.cpp. Course: docs/course/01-tensors.md.
+// Tests: tests/core/view_test.cpp, tests/core/view_grad_test.cpp. Course:
+// docs/course/01-tensors.md.
 #include <algorithm>
 #include <optional>
 

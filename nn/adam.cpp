@@ -90,9 +90,7 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions options)
   check_adam_options("Adam", options.lr, options.betas, options.eps, options.weight_decay);
 }
 
-std::vector<Optimizer::StateField> Adam::state_fields(size_t i) {
-  return adam_fields(state_[i]);
-}
+std::vector<Optimizer::StateField> Adam::state_fields(size_t i) { return adam_fields(state_[i]); }
 
 void Adam::step() {
   adam_step(name(), params(), state_, lr(), options_.betas, options_.eps, options_.weight_decay,
@@ -107,9 +105,7 @@ AdamW::AdamW(std::vector<Tensor> params, AdamWOptions options)
   check_adam_options("AdamW", options.lr, options.betas, options.eps, options.weight_decay);
 }
 
-std::vector<Optimizer::StateField> AdamW::state_fields(size_t i) {
-  return adam_fields(state_[i]);
-}
+std::vector<Optimizer::StateField> AdamW::state_fields(size_t i) { return adam_fields(state_[i]); }
 
 void AdamW::step() {
   adam_step(name(), params(), state_, lr(), options_.betas, options_.eps, 0.0,

@@ -231,9 +231,8 @@ struct Gelu : Function<Gelu> {
     ctx.state.approximate = approximate;
     ctx.save_for_backward(x);  // dy/dx = Phi(x) + x * phi(x) needs x
     return run_forward(x, [approximate]<class F>() {
-      return [approximate](const F* in, F* out, int64_t n) {
-        gelu_forward(in, out, n, approximate);
-      };
+      return
+          [approximate](const F* in, F* out, int64_t n) { gelu_forward(in, out, n, approximate); };
     });
   }
   static std::vector<Tensor> backward(Context<State>& ctx, const std::vector<Tensor>& g) {

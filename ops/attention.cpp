@@ -125,8 +125,8 @@ void zero_unless_adding(HeadRows<F> g, int64_t B, int64_t H, int64_t T, int64_t 
 template <class F>
 void attention_backward(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<const F> k,
                         HeadRows<const F> v, HeadRows<const F> out, const F* lse, HeadRows<F> dq,
-                        HeadRows<F> dk, HeadRows<F> dv, F* dmask, const AttentionDims& n,
-                        F scale, const AttentionMask<F>& mask) {
+                        HeadRows<F> dk, HeadRows<F> dv, F* dmask, const AttentionDims& n, F scale,
+                        const AttentionMask<F>& mask) {
   zero_unless_adding(dq, n.B, n.H, n.Tq, n.D);
   zero_unless_adding(dk, n.B, n.H, n.Tk, n.D);
   zero_unless_adding(dv, n.B, n.H, n.Tk, n.Dv);
@@ -286,9 +286,8 @@ struct Attention : Function<Attention> {
     visit_dtype(q.dtype(), [&]<class F>() {
       if constexpr (std::is_floating_point_v<F>) {
         kernels::attention_forward.get<F>()(rows_of<const F>(qr), rows_of<const F>(kr),
-                                            rows_of<const F>(vr), rows_of<F>(out),
-                                            lse.data<F>(), n, static_cast<F>(scale),
-                                            mask_view<F>(mask, causal));
+                                            rows_of<const F>(vr), rows_of<F>(out), lse.data<F>(), n,
+                                            static_cast<F>(scale), mask_view<F>(mask, causal));
       }
     });
     // L (one number per row) instead of P (Tk numbers per row); out is the returned tensor.
@@ -306,15 +305,12 @@ struct Attention : Function<Attention> {
     const AttentionDims n = dims_of(q, k, v);
     const DType dt = q.dtype();
     // dq, dk, dv laid out like q, k, v (see empty_heads_like), or an existing .grad.
-    const GradBuffer dq = ctx.grad_buffer(0, q.shape(), dt, [&] {
-      return empty_heads_like(q, n.Tq, n.D);
-    });
-    const GradBuffer dk = ctx.grad_buffer(1, k.shape(), dt, [&] {
-      return empty_heads_like(k, n.Tk, n.D);
-    });
-    const GradBuffer dv = ctx.grad_buffer(2, v.shape(), dt, [&] {
-      return empty_heads_like(v, n.Tk, n.Dv);
-    });
+    const GradBuffer dq =
+        ctx.grad_buffer(0, q.shape(), dt, [&] { return empty_heads_like(q, n.Tq, n.D); });
+    const GradBuffer dk =
+        ctx.grad_buffer(1, k.shape(), dt, [&] { return empty_heads_like(k, n.Tk, n.D); });
+    const GradBuffer dv =
+        ctx.grad_buffer(2, v.shape(), dt, [&] { return empty_heads_like(v, n.Tk, n.Dv); });
     // dS has the full (B, H, Tq, Tk) shape; it is only built when the mask needs a gradient.
     Tensor ds = ctx.needs_input_grad(3) ? empty({n.B, n.H, n.Tq, n.Tk}, dt) : Tensor();
     const Tensor qr = readable(q), kr = readable(k), vr = readable(v);
@@ -322,11 +318,11 @@ struct Attention : Function<Attention> {
     visit_dtype(dt, [&]<class F>() {
       if constexpr (std::is_floating_point_v<F>) {
         kernels::attention_backward.get<F>()(
-            rows_of<const F>(gr), rows_of<const F>(qr), rows_of<const F>(kr),
-            rows_of<const F>(vr), rows_of<const F>(outr), lse.data<F>(),
-            rows_of<F>(dq.tensor, dq.add), rows_of<F>(dk.tensor, dk.add),
-            rows_of<F>(dv.tensor, dv.add), ds.defined() ? ds.data<F>() : nullptr, n,
-            static_cast<F>(ctx.state.scale), mask_view<F>(mask, ctx.state.causal));
+            rows_of<const F>(gr), rows_of<const F>(qr), rows_of<const F>(kr), rows_of<const F>(vr),
+            rows_of<const F>(outr), lse.data<F>(), rows_of<F>(dq.tensor, dq.add),
+            rows_of<F>(dk.tensor, dk.add), rows_of<F>(dv.tensor, dv.add),
+            ds.defined() ? ds.data<F>() : nullptr, n, static_cast<F>(ctx.state.scale),
+            mask_view<F>(mask, ctx.state.causal));
       }
     });
     // The mask was read broadcast: each of its elements served every copy, so its gradient
@@ -337,8 +333,8 @@ struct Attention : Function<Attention> {
 
 }  // namespace
 
-constinit kernels::KernelPair<kernels::AttentionForward, float, double>
-    kernels::attention_forward{tg::attention_forward<float>, tg::attention_forward<double>};
+constinit kernels::KernelPair<kernels::AttentionForward, float, double> kernels::attention_forward{
+    tg::attention_forward<float>, tg::attention_forward<double>};
 constinit kernels::KernelPair<kernels::AttentionBackward, float, double>
     kernels::attention_backward{tg::attention_backward<float>, tg::attention_backward<double>};
 

@@ -47,7 +47,7 @@ using kernels::zero_unless_adding;
 // ---------------------------------------------------------------- reference kernels
 template <class F>
 void cross_entropy_forward(const F* x, const int64_t* target, F* loss, F* lse, int64_t rows,
-                                  int64_t C, int64_t ignore_index, F e) {
+                           int64_t C, int64_t ignore_index, F e) {
   for (int64_t r = 0; r < rows; ++r) {
     const F* xr = x + r * C;
     F m = -std::numeric_limits<F>::infinity();

@@ -60,9 +60,9 @@ using CrossEntropyForward = void(const F* x, const int64_t* target, F* loss, F* 
 /// target is ignored. dloss_step is 1 for reduction "none" (one upstream value per row), 0
 /// otherwise; factor is 1 / count for "mean", 1 otherwise.
 template <class F>
-using CrossEntropyBackward = void(const F* x, const int64_t* target, const F* lse,
-                                  const F* dloss, int64_t dloss_step, F factor, GradOut<F> dx,
-                                  int64_t rows, int64_t C, int64_t ignore_index, F e);
+using CrossEntropyBackward = void(const F* x, const int64_t* target, const F* lse, const F* dloss,
+                                  int64_t dloss_step, F factor, GradOut<F> dx, int64_t rows,
+                                  int64_t C, int64_t ignore_index, F e);
 
 extern KernelPair<CrossEntropyForward, float, double> cross_entropy_forward;
 extern KernelPair<CrossEntropyBackward, float, double> cross_entropy_backward;

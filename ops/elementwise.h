@@ -24,8 +24,8 @@
 #include "core/broadcast.h"
 #include "core/factories.h"
 #include "core/parallel.h"
-#include "core/strided_loop.h"
 #include "core/simd.h"
+#include "core/strided_loop.h"
 #include "core/tensor.h"
 #include "ops/compute.h"
 

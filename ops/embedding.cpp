@@ -47,9 +47,8 @@ void embedding_forward(const int64_t* ids, const std::byte* table, std::byte* ou
 
 /// The scatter-add derived at the top: dtable[ids[n]] += dout[n], except the padding row.
 template <class F>
-void embedding_backward(const int64_t* ids, const F* dout, int64_t dout_stride,
-                        GradOut<F> dtable, int64_t n_ids, int64_t vocab, int64_t dim,
-                        int64_t padding_idx) {
+void embedding_backward(const int64_t* ids, const F* dout, int64_t dout_stride, GradOut<F> dtable,
+                        int64_t n_ids, int64_t vocab, int64_t dim, int64_t padding_idx) {
   zero_unless_adding(dtable, vocab * dim);
   // exercise embedding.backward: begin
   for (int64_t n = 0; n < n_ids; ++n) {

@@ -102,9 +102,8 @@ void arg_extreme_kernel(const T* x, T* values, int64_t* indices, int64_t outer, 
 /// dx[o, indices[o, i], i] = dvalues[o, i], and 0 everywhere else (ops/kernels.h's rule:
 /// added into dx instead when it is an existing .grad).
 template <class T>
-void arg_extreme_backward_kernel(const T* dvalues, const int64_t* indices,
-                                 kernels::GradOut<T> dx, int64_t outer, int64_t n,
-                                 int64_t inner) {
+void arg_extreme_backward_kernel(const T* dvalues, const int64_t* indices, kernels::GradOut<T> dx,
+                                 int64_t outer, int64_t n, int64_t inner) {
   kernels::zero_unless_adding(dx, outer * n * inner);
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
@@ -192,8 +191,8 @@ struct ArgExtreme : Function<ArgExtreme<kMax>> {
     visit_dtype(dvalues.dtype(), [&]<class T>() {
       if constexpr (!std::is_same_v<T, int64_t> && !std::is_same_v<T, bool>) {
         arg_extreme_backward_kernel(dvalues.data<T>(), indices.data<int64_t>(),
-                                    kernels::GradOut<T>{dx.tensor.data<T>(), dx.add}, s.outer,
-                                    s.n, s.inner);
+                                    kernels::GradOut<T>{dx.tensor.data<T>(), dx.add}, s.outer, s.n,
+                                    s.inner);
       }
     });
     return {dx.tensor};

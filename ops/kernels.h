@@ -93,7 +93,9 @@ class KernelPair {
   const Kernel<Fn<F>>& of() const {
     return std::get<Kernel<Fn<F>>>(versions_);
   }
-  void set_fast(Fn<Types>*... fast) { (std::get<Kernel<Fn<Types>>>(versions_).set_fast(fast), ...); }
+  void set_fast(Fn<Types>*... fast) {
+    (std::get<Kernel<Fn<Types>>>(versions_).set_fast(fast), ...);
+  }
 
  private:
   std::tuple<Kernel<Fn<Types>>...> versions_;

@@ -47,8 +47,8 @@ using detail::round_to;
 /// y (rows, C) = (x - mu) * s * w + b per row; mean (rows) = mu, rstd (rows) = s.
 /// w and b may be null (w = 1, b = 0). All contiguous, in the compute type.
 template <class F>
-void layer_norm_forward(const F* x, const F* w, const F* b, F* y, F* mean, F* rstd,
-                               int64_t rows, int64_t cols, F eps) {
+void layer_norm_forward(const F* x, const F* w, const F* b, F* y, F* mean, F* rstd, int64_t rows,
+                        int64_t cols, F eps) {
   for (int64_t r = 0; r < rows; ++r) {
     const F* xr = x + r * cols;
     F* yr = y + r * cols;
@@ -71,8 +71,7 @@ void layer_norm_forward(const F* x, const F* w, const F* b, F* y, F* mean, F* rs
 /// skips that gradient.
 template <class F>
 void layer_norm_backward(const F* dout, const F* x, const F* w, const F* mean, const F* rstd,
-                         GradOut<F> dx, GradOut<F> dw, GradOut<F> db, int64_t rows,
-                         int64_t cols) {
+                         GradOut<F> dx, GradOut<F> dw, GradOut<F> db, int64_t rows, int64_t cols) {
   zero_unless_adding(dx, rows * cols);
   zero_unless_adding(dw, cols);
   zero_unless_adding(db, cols);
@@ -147,7 +146,7 @@ struct LayerNorm : Function<LayerNorm> {
     visit_dtype(ct, [&]<class F>() {
       if constexpr (std::is_floating_point_v<F>) {
         layer_norm_forward(xc.data<F>(), ptr_or_null<F>(wc), ptr_or_null<F>(bc), y.data<F>(),
-                                  mean.data<F>(), rstd.data<F>(), rows, cols, static_cast<F>(eps));
+                           mean.data<F>(), rstd.data<F>(), rows, cols, static_cast<F>(eps));
       }
     });
     // x is an alias (free); mean and rstd are two numbers per row; bias is not needed.

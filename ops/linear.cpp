@@ -120,8 +120,8 @@ struct Linear : Function<Linear> {
     Tensor y = empty(y_shape, ct);
     detail::visit_compute(ct, [&]<class F>() {
       kernels::linear_forward.get<F>()(xc.data<F>(), wc.data<F>(),
-                                       b.defined() ? bc.data<F>() : nullptr, y.data<F>(), rows,
-                                       in, out);
+                                       b.defined() ? bc.data<F>() : nullptr, y.data<F>(), rows, in,
+                                       out);
     });
     ctx.save_for_backward(x, w);
     return detail::round_to(y, x.dtype());

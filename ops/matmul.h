@@ -51,8 +51,8 @@ struct MatrixBatch {
 };
 
 template <class F>
-using MatmulForward = void(const MatrixBatch<F>& a, const MatrixBatch<F>& b, F* out,
-                           int64_t count, int64_t n, int64_t m, int64_t p);
+using MatmulForward = void(const MatrixBatch<F>& a, const MatrixBatch<F>& b, F* out, int64_t count,
+                           int64_t n, int64_t m, int64_t p);
 
 extern KernelPair<MatmulForward, float, double> matmul_forward;
 

@@ -154,9 +154,9 @@ struct RmsNorm : Function<RmsNorm> {
     const GradBuffer dx = ctx.grad_buffer(0, x.shape(), ct);
     const GradBuffer dw = ctx.grad_buffer(1, weight.shape(), ct);
     detail::visit_compute(ct, [&]<class F>() {
-      kernels::rms_norm_backward.get<F>()(gc.data<F>(), xc.data<F>(), wc.data<F>(),
-                                          rstd.data<F>(), detail::grad_out<F>(dx),
-                                          detail::grad_out<F>(dw), n.rows, n.cols);
+      kernels::rms_norm_backward.get<F>()(gc.data<F>(), xc.data<F>(), wc.data<F>(), rstd.data<F>(),
+                                          detail::grad_out<F>(dx), detail::grad_out<F>(dw), n.rows,
+                                          n.cols);
     });
     return {detail::finish_grad(dx, x.dtype()), detail::finish_grad(dw, weight.dtype())};
   }
@@ -190,9 +190,9 @@ struct AddRmsNorm : Function<AddRmsNorm> {
     Tensor h = empty(residual.shape(), ct), y = empty(residual.shape(), ct);
     Tensor rstd = empty({n.rows}, ct);
     detail::visit_compute(ct, [&]<class F>() {
-      kernels::add_rms_norm_forward.get<F>()(rc.data<F>(), bc.data<F>(), wc.data<F>(),
-                                             h.data<F>(), y.data<F>(), rstd.data<F>(), n.rows,
-                                             n.cols, static_cast<F>(eps));
+      kernels::add_rms_norm_forward.get<F>()(rc.data<F>(), bc.data<F>(), wc.data<F>(), h.data<F>(),
+                                             y.data<F>(), rstd.data<F>(), n.rows, n.cols,
+                                             static_cast<F>(eps));
     });
     ctx.save_for_backward(h, weight, rstd);
     return {y, h};
@@ -212,9 +212,8 @@ struct AddRmsNorm : Function<AddRmsNorm> {
     const GradBuffer dw = ctx.grad_buffer(2, weight.shape(), ct);
     detail::visit_compute(ct, [&]<class F>() {
       kernels::add_rms_norm_backward.get<F>()(gc.data<F>(), dh_out.data<F>(), hc.data<F>(),
-                                              wc.data<F>(), rstd.data<F>(),
-                                              detail::grad_out<F>(dh), detail::grad_out<F>(dw),
-                                              n.rows, n.cols);
+                                              wc.data<F>(), rstd.data<F>(), detail::grad_out<F>(dh),
+                                              detail::grad_out<F>(dw), n.rows, n.cols);
     });
     const Tensor dh_rounded = detail::finish_grad(dh, h.dtype());
     return {ctx.needs_input_grad(0) ? dh_rounded : Tensor(),

@@ -54,8 +54,8 @@ using RmsNormBackward = void(const F* dout, const F* x, const F* w, const F* rst
                              GradOut<F> dw, int64_t rows, int64_t cols);
 /// h = residual + branch, then rms_norm's forward of h.
 template <class F>
-using AddRmsNormForward = void(const F* residual, const F* branch, const F* w, F* h, F* y,
-                               F* rstd, int64_t rows, int64_t cols, F eps);
+using AddRmsNormForward = void(const F* residual, const F* branch, const F* w, F* h, F* y, F* rstd,
+                               int64_t rows, int64_t cols, F eps);
 /// dh = rms_norm's dx of h + dh_out (the gradient of the residual output), and dw.
 template <class F>
 using AddRmsNormBackward = void(const F* dout, const F* dh_out, const F* h, const F* w,

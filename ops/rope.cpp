@@ -157,8 +157,8 @@ struct Rope : Function<Rope> {
     Tensor y = empty(x.shape(), ct);
     visit_dtype(ct, [&]<class F>() {
       if constexpr (std::is_floating_point_v<F>) {
-        rope_forward(xc.data<F>(), t.cos.data<F>(), t.sin.data<F>(), y.data<F>(),
-                            t.cos.size(0), t.cos.size(1));
+        rope_forward(xc.data<F>(), t.cos.data<F>(), t.sin.data<F>(), y.data<F>(), t.cos.size(0),
+                     t.cos.size(1));
       }
     });
     ctx.save_for_backward(positions);  // the angles are recomputed from these in backward

@@ -97,8 +97,7 @@ struct Swiglu : Function<Swiglu> {
     const int64_t n = a.numel();
     detail::visit_compute(ct, [&]<class F>() {
       kernels::swiglu_backward.get<F>()(ac.data<F>(), bc.data<F>(), dout.data<F>(),
-                                        detail::grad_out<F>(da), detail::grad_out<F>(db), 1, n,
-                                        n);
+                                        detail::grad_out<F>(da), detail::grad_out<F>(db), 1, n, n);
     });
     return {detail::finish_grad(da, a.dtype()), detail::finish_grad(db, b.dtype())};
   }

@@ -31,8 +31,7 @@ Tensor silu_and_mul(const Tensor& x, Here here = Here::current());
 namespace tg::kernels {
 
 template <class F>
-using SwigluForward = void(const F* a, const F* b, F* out, int64_t rows, int64_t h,
-                           int64_t stride);
+using SwigluForward = void(const F* a, const F* b, F* out, int64_t rows, int64_t h, int64_t stride);
 /// da and db; a null GradOut skips that gradient.
 template <class F>
 using SwigluBackward = void(const F* a, const F* b, const F* dout, GradOut<F> da, GradOut<F> db,

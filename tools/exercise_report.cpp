@@ -278,8 +278,7 @@ std::vector<std::string> check_blank_tree(const std::vector<Exercise>& course,
       // about the blanks: what it needs is missing here (scripts/setup.sh installs it).
       problems.push_back(fmt::format(
           "{}: tied to {}, but it skipped itself, so it checks none of them: {}", t.name,
-          fmt::join(ids, ", "),
-          skip_reason(r.output).empty() ? r.status : skip_reason(r.output)));
+          fmt::join(ids, ", "), skip_reason(r.output).empty() ? r.status : skip_reason(r.output)));
       continue;
     }
     const std::string id = not_implemented_id(r.output);

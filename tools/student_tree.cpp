@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
         tg::tools::parse_registry(tg::tools::read_file(src / "tools" / "exercises.txt"));
     const std::set<std::string> blank = tg::tools::exercises_from(course, from);
     std::set<std::string> marked;
-    std::map<std::string, std::set<std::string>> answers;  // exercise -> its solution's lines
+    std::map<std::string, std::set<std::string>> answers;      // exercise -> its solution's lines
     std::vector<std::pair<std::string, std::string>> written;  // (path, text) of every file
     for (auto it = fs::recursive_directory_iterator(src); it != fs::recursive_directory_iterator();
          ++it) {

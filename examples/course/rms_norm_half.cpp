@@ -10,7 +10,7 @@
 namespace {
 
 void print_row(const char* name, const tg::Tensor& t) {
-  fmt::print("  {:<34} {:<8}", name, tg::dtype_name(t.dtype()));
+  fmt::print("  {:<35} {:<8}", name, tg::dtype_name(t.dtype()));
   for (double e : t.to(tg::kFloat64).to_vector<double>()) fmt::print(" {:>8.4f}", e);
   fmt::print("\n");
 }
@@ -29,9 +29,10 @@ int main() {
   print_row("composed in float16", naive);
   print_row("tg::rms_norm (squares in float32)", tg::rms_norm(x, w));
 
-  // The fused add-norm: the residual stream h = x + r, and rms_norm(h), in one op.
-  const tg::Tensor r = tg::tensor({-100.0, 100.0, 50.0, -50.0}).to(kFloat16);
-  const tg::AddRmsNormOutput o = tg::add_rms_norm(x, r, w);
-  print_row("add_rms_norm(x, r, w).residual", o.residual);
-  print_row("add_rms_norm(x, r, w).out", o.out);
+  // The fused add-norm, with x as the residual stream: it takes a branch's output,
+  // x + branch, and is normalised for the next branch, rms_norm(x + branch), in one op.
+  const tg::Tensor branch = tg::tensor({-100.0, 100.0, 50.0, -50.0}).to(kFloat16);
+  const tg::AddRmsNormOutput o = tg::add_rms_norm(/*residual=*/x, branch, w);
+  print_row("add_rms_norm(x, branch, w).residual", o.residual);
+  print_row("add_rms_norm(x, branch, w).out", o.out);
 }

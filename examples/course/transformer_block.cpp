@@ -55,7 +55,7 @@ int main() {
   show("merged = att.transpose(1, 2).reshape({B, T, C})", merged);
   const tg::Tensor attn_out = block.attn.proj(merged);
   show("attn_out = proj(merged)", attn_out);
-  const tg::AddRmsNormOutput r = tg::add_rms_norm(attn_out, x, block.ffn_norm.weight);
+  const tg::AddRmsNormOutput r = block.ffn_norm.add_forward(x, attn_out);
   show("r.residual = x + attn_out", r.residual);
   show("r.out = rms_norm(r.residual, ffn_norm.weight)", r.out);
   const tg::Tensor y = tg::add(r.residual, block.ffn(r.out));

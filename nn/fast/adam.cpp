@@ -6,9 +6,9 @@
 // std::sqrt must otherwise set errno for a negative argument, a branch that keeps every
 // element scalar, and a scalar sqrt and division per element cost more than moving the
 // element's 16 bytes through the caches.
+#include "nn/adam.h"
 #include "core/parallel.h"
 #include "core/simd.h"
-#include "nn/adam.h"
 
 namespace tg::nn {
 namespace {

@@ -6,9 +6,9 @@
 // mispredict on the random signs of activations. silu: the same formulas with fast_sigmoid,
 // whose exp is within a couple of ulp of std::exp; swiglu's fast kernels use the same one,
 // so swiglu(x, x) == silu(x) * x holds on this path too.
+#include "ops/activation.h"
 #include "core/parallel.h"
 #include "core/simd.h"
-#include "ops/activation.h"
 #include "ops/fast/install.h"
 
 namespace tg::fast {

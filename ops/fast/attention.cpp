@@ -168,8 +168,7 @@ void backward_slice(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<const 
       }
     }
     if (dv) {  // dV += P^T dO
-      gemm(true, false, keys, n.Dv, rows, F(1), p, keys, gb, dout.st, F(1), dv.row(b, h, 0),
-           dv.st);
+      gemm(true, false, keys, n.Dv, rows, F(1), p, keys, gb, dout.st, F(1), dv.row(b, h, 0), dv.st);
     }
     if (dq) {  // dQ = scale dS K (+ dQ, when adding into an existing .grad)
       gemm(false, false, rows, n.D, keys, scale, dp, keys, k0, k.st, F(dq.add ? 1 : 0),
@@ -201,8 +200,8 @@ void attention_forward(HeadRows<const F> q, HeadRows<const F> k, HeadRows<const 
 template <class F>
 void attention_backward(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<const F> k,
                         HeadRows<const F> v, HeadRows<const F> out, const F* lse, HeadRows<F> dq,
-                        HeadRows<F> dk, HeadRows<F> dv, F* dmask, const AttentionDims& n,
-                        F scale, const AttentionMask<F>& mask) {
+                        HeadRows<F> dk, HeadRows<F> dv, F* dmask, const AttentionDims& n, F scale,
+                        const AttentionMask<F>& mask) {
   parallel_rows(n.B * n.H, 2 * slice_work(n), [&](int64_t begin, int64_t end) {
     const auto block = static_cast<size_t>(std::min(kBlockRows, n.Tq) * n.Tk);
     std::vector<F> p(block), dp(block);

@@ -1,5 +1,5 @@
-// ops/fast/gemm_micro.h — internal to ops/fast/gemm_avx2.cpp and ops/fast/gemm_avx512.cpp: the register-
-// tiled micro-kernel, written once over a vector type S (S::V, S::load, S::fma, ...).
+// ops/fast/gemm_micro.h — internal to ops/fast/gemm_avx2.cpp and ops/fast/gemm_avx512.cpp: the
+// register- tiled micro-kernel, written once over a vector type S (S::V, S::load, S::fma, ...).
 //
 // Each of those files includes this header after defining its S types, and compiles it with
 // its own instruction set. The template sits in an anonymous namespace on purpose: every

@@ -3,10 +3,10 @@
 // are independent products with outputs of their own, so threads split them (each output on
 // one thread, computed as one thread would: the result does not depend on the thread count).
 // One big product stays a single piece, and the GEMM threads it inside.
+#include "ops/matmul.h"
 #include "core/parallel.h"
 #include "ops/fast/gemm.h"
 #include "ops/fast/install.h"
-#include "ops/matmul.h"
 
 namespace tg::fast {
 namespace {

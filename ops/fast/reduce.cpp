@@ -1,10 +1,10 @@
 // ops/fast/reduce.cpp — the fast sum of contiguous runs (kernels::sum_rows, ops/reduce.h):
 // each run summed in vector lanes (core/simd.h: a few ulp from the left-to-right sum, in an
 // order that depends on n alone), runs shared between threads.
+#include "ops/reduce.h"
 #include "core/parallel.h"
 #include "core/simd.h"
 #include "ops/fast/install.h"
-#include "ops/reduce.h"
 
 namespace tg::fast {
 namespace {

@@ -172,8 +172,7 @@ void add_rms_norm_backward(const F* dout, const F* dh_out, const F* h, const F* 
 void install_rms_norm() {
   kernels::rms_norm_forward.set_fast(rms_norm_forward<float>, rms_norm_forward<double>);
   kernels::rms_norm_backward.set_fast(rms_norm_backward<float>, rms_norm_backward<double>);
-  kernels::add_rms_norm_forward.set_fast(add_rms_norm_forward<float>,
-                                         add_rms_norm_forward<double>);
+  kernels::add_rms_norm_forward.set_fast(add_rms_norm_forward<float>, add_rms_norm_forward<double>);
   kernels::add_rms_norm_backward.set_fast(add_rms_norm_backward<float>,
                                           add_rms_norm_backward<double>);
 }

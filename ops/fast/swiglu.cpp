@@ -19,8 +19,8 @@ using kernels::GradOut;
 
 /// out = a * s * b for n elements, s = sigmoid(a).
 template <class F>
-[[gnu::noinline]] void forward_span(const F* __restrict a, const F* __restrict b,
-                                    F* __restrict out, int64_t n) {
+[[gnu::noinline]] void forward_span(const F* __restrict a, const F* __restrict b, F* __restrict out,
+                                    int64_t n) {
   simd_for(n, [&](int64_t i) { out[i] = a[i] * fast_sigmoid(a[i]) * b[i]; });
 }
 
@@ -28,8 +28,8 @@ template <class F>
 /// added (kAddA, kAddB); either of da, db may be null.
 template <class F, bool kAddA, bool kAddB>
 [[gnu::noinline]] void backward_span(const F* __restrict a, const F* __restrict b,
-                                     const F* __restrict dout, F* __restrict da,
-                                     F* __restrict db, int64_t n) {
+                                     const F* __restrict dout, F* __restrict da, F* __restrict db,
+                                     int64_t n) {
   auto da_of = [&](int64_t i, F s) { return dout[i] * b[i] * (s * (F(1) + a[i] * (F(1) - s))); };
   auto put_a = [&](int64_t i, F v) { da[i] = kAddA ? da[i] + v : v; };
   auto put_b = [&](int64_t i, F v) { db[i] = kAddB ? db[i] + v : v; };
@@ -61,9 +61,8 @@ void for_pieces(int64_t rows, int64_t h, int64_t stride, int64_t work, Span&& sp
 
 template <class F>
 void swiglu_forward(const F* a, const F* b, F* out, int64_t rows, int64_t h, int64_t stride) {
-  for_pieces(rows, h, stride, 3, [&](int64_t o, int64_t oo, int64_t n) {
-    forward_span(a + o, b + o, out + oo, n);
-  });
+  for_pieces(rows, h, stride, 3,
+             [&](int64_t o, int64_t oo, int64_t n) { forward_span(a + o, b + o, out + oo, n); });
 }
 
 template <class F>

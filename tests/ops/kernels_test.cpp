@@ -16,10 +16,10 @@ TEST(KernelSwitch, StartsFromTheEnvironment) {
   // default holds: fast where this tree has fast kernels, reference in a student tree.
   EXPECT_EQ(fast_kernels_available(), TAPEGRAD_EXPECT_FAST_KERNELS != 0);
   const char* value = std::getenv("TAPEGRAD_KERNELS");
-  const KernelPath expected = value != nullptr ? (std::string(value) == "fast" ? KernelPath::kFast
-                                                                               : KernelPath::kReference)
-                              : fast_kernels_available() ? KernelPath::kFast
-                                                         : KernelPath::kReference;
+  const KernelPath expected =
+      value != nullptr ? (std::string(value) == "fast" ? KernelPath::kFast : KernelPath::kReference)
+      : fast_kernels_available() ? KernelPath::kFast
+                                 : KernelPath::kReference;
   EXPECT_EQ(kernel_path(), expected) << "TAPEGRAD_KERNELS=" << (value ? value : "");
   const std::vector<std::string> args = ::testing::internal::GetArgvs();
   if (std::find(args.begin(), args.end(), "--tapegrad_expect_reference_kernels") != args.end()) {

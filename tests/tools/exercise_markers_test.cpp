@@ -97,7 +97,8 @@ TEST(BlankExercisesTest, TheHooksIncludeGoesBeforeTheFirstInclude) {
   EXPECT_EQ(blank_exercises(source, "x.cpp", kCourse, {"tape.reverse"}, nullptr),
             "// x.cpp — a file\n#include \"tools/exercise_hooks.h\"\n#include \"x.h\"\n\n"
             "#include <cmath>\nvoid f() {\n  // exercise tape.reverse: begin\n"
-            "  ::tg::detail::exercise_not_implemented(\"tape.reverse\", \"docs/course/02-autograd.md\");\n"
+            "  ::tg::detail::exercise_not_implemented(\"tape.reverse\", "
+            "\"docs/course/02-autograd.md\");\n"
             "  // exercise tape.reverse: end\n}\n");
 }
 

@@ -3,8 +3,8 @@
 // and gradients of the all-reference run. A backward that read what the forward saved in a
 // layout only its own path writes (the forward's output, say) would fail here.
 //
-// Also: a second backward that adds into the inputs' existing .grad (Context::grad_buffer)
-// gives twice the gradient, on both paths.
+// (tests/ops/accumulate_test.cpp checks that a second backward adds into the existing .grad,
+// on each path.)
 #include <functional>
 #include <string>
 #include <vector>
@@ -37,21 +37,35 @@ Tensor heads(int64_t b, int64_t h, int64_t t, int64_t d, Generator& gen) {
 std::vector<PairCase> pair_cases() {
   auto one = [](Tensor t) { return std::vector<Tensor>{t}; };
   return {
-      {"linear", [](Generator& g) { return std::vector<Tensor>{normal({2, 5, 7}, g),
-                                                               normal({3, 7}, g),
-                                                               normal({3}, g)}; },
+      {"linear",
+       [](Generator& g) {
+         return std::vector<Tensor>{normal({2, 5, 7}, g), normal({3, 7}, g), normal({3}, g)};
+       },
        [=](const auto& in) { return one(linear(in[0], in[1], in[2])); }},
-      {"relu", [](Generator& g) { return std::vector<Tensor>{normal({4, 33}, g)}; },
+      {"relu",
+       [](Generator& g) {
+         return std::vector<Tensor>{normal({4, 33}, g)};
+       },
        [=](const auto& in) { return one(relu(in[0])); }},
-      {"silu", [](Generator& g) { return std::vector<Tensor>{normal({4, 33}, g)}; },
+      {"silu",
+       [](Generator& g) {
+         return std::vector<Tensor>{normal({4, 33}, g)};
+       },
        [=](const auto& in) { return one(silu(in[0])); }},
-      {"swiglu", [](Generator& g) { return std::vector<Tensor>{normal({3, 19}, g),
-                                                               normal({3, 19}, g)}; },
+      {"swiglu",
+       [](Generator& g) {
+         return std::vector<Tensor>{normal({3, 19}, g), normal({3, 19}, g)};
+       },
        [=](const auto& in) { return one(swiglu(in[0], in[1])); }},
-      {"silu_and_mul", [](Generator& g) { return std::vector<Tensor>{normal({3, 2, 38}, g)}; },
+      {"silu_and_mul",
+       [](Generator& g) {
+         return std::vector<Tensor>{normal({3, 2, 38}, g)};
+       },
        [=](const auto& in) { return one(silu_and_mul(in[0])); }},
-      {"rms_norm", [](Generator& g) { return std::vector<Tensor>{normal({6, 40}, g),
-                                                                 normal({40}, g)}; },
+      {"rms_norm",
+       [](Generator& g) {
+         return std::vector<Tensor>{normal({6, 40}, g), normal({40}, g)};
+       },
        [=](const auto& in) { return one(rms_norm(in[0], in[1])); }},
       {"add_rms_norm",
        [](Generator& g) {
@@ -89,13 +103,15 @@ std::vector<PairCase> pair_cases() {
        }},
       {"matmul (batched, broadcast, transposed)",
        [](Generator& g) {
-         return std::vector<Tensor>{normal({2, 1, 5, 6}, g),
-                                    randn({3, 4, 6}, kFloat64, g).transpose(-1, -2)
-                                        .requires_grad_()};
+         return std::vector<Tensor>{
+             normal({2, 1, 5, 6}, g),
+             randn({3, 4, 6}, kFloat64, g).transpose(-1, -2).requires_grad_()};
        },
        [=](const auto& in) { return one(matmul(in[0], in[1])); }},
       {"sum and mean over the last dims",
-       [](Generator& g) { return std::vector<Tensor>{normal({3, 4, 35}, g)}; },
+       [](Generator& g) {
+         return std::vector<Tensor>{normal({3, 4, 35}, g)};
+       },
        [](const auto& in) {
          return std::vector<Tensor>{sum(in[0], {-1}), mean(in[0], {1, 2}), sum(in[0])};
        }},
@@ -146,35 +162,6 @@ TEST(KernelPairs, EveryMixOfForwardAndBackwardPathsAgrees) {
     expect_close(run(c, kFast, kFast), reference, c.name + ": fast forward, fast backward");
     expect_close(run(c, kFast, kRef), reference, c.name + ": fast forward, reference backward");
     expect_close(run(c, kRef, kFast), reference, c.name + ": reference forward, fast backward");
-  }
-}
-
-TEST(KernelPairs, ASecondBackwardAddsIntoTheExistingGradOnBothPaths) {
-  for (const KernelPath path : {KernelPath::kReference, KernelPath::kFast}) {
-    KernelPathGuard guard(path);
-    for (const PairCase& c : pair_cases()) {
-      const std::string what = fmt::format("{} on the {} kernels", c.name, kernel_path_name(path));
-      Generator gen(9);
-      const std::vector<Tensor> in = c.inputs(gen);
-      std::vector<Tensor> wrt;
-      for (const Tensor& t : in) {
-        if (t.requires_grad()) wrt.push_back(t);
-      }
-      auto loss = [&] {  // sum over the outputs of sum(out * a fixed weight)
-        Generator weights(10);
-        Tensor total = zeros({}, kFloat64);
-        for (const Tensor& o : c.fn(in)) {
-          total = add(total, sum(mul(o, randn(o.shape(), o.dtype(), weights))));
-        }
-        return total;
-      };
-      const std::vector<Tensor> once = grad({loss()}, wrt);
-      loss().backward();
-      loss().backward();
-      for (size_t i = 0; i < wrt.size(); ++i) {
-        expect_close({wrt[i].grad()}, {mul(once[i], 2.0)}, what + ", input " + std::to_string(i));
-      }
-    }
   }
 }
 
