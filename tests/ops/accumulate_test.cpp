@@ -6,6 +6,7 @@
 // two backward passes give twice the gradient of one. (CTest runs this on both kernel paths;
 // in a student tree, on the learner's reference kernels.)
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,8 @@ namespace {
 using testing::as_doubles;
 
 struct Case {
-  std::string name;
+  std::string name;  // the test's name too: letters, digits, '_'
+
   /// The inputs, from a seeded generator; the ones to differentiate require grad.
   std::function<std::vector<Tensor>(Generator&)> inputs;
   std::function<std::vector<Tensor>(const std::vector<Tensor>&)> fn;
@@ -50,7 +52,7 @@ std::vector<Case> cases() {
       unary("silu_and_mul", [](const Tensor& x) { return silu_and_mul(x.narrow(1, 0, 16)); }),
       unary("softmax", [](const Tensor& x) { return softmax(x, 1); }),
       unary("log_softmax", [](const Tensor& x) { return log_softmax(x, 0); }),
-      unary("max along a dim", [](const Tensor& x) { return max(x, 1).values; }),
+      unary("max_dim", [](const Tensor& x) { return max(x, 1).values; }),
       {"swiglu",
        [](Generator& g) {
          return std::vector<Tensor>{leaf({3, 7}, g), leaf({3, 7}, g)};
@@ -61,7 +63,7 @@ std::vector<Case> cases() {
          return std::vector<Tensor>{leaf({5, 8}, g), leaf({8}, g)};
        },
        [=](const auto& in) { return one(rms_norm(in[0], in[1])); }},
-      {"add_rms_norm (the weight)",
+      {"add_rms_norm",
        [](Generator& g) {
          return std::vector<Tensor>{randn({5, 8}, kFloat64, g), randn({5, 8}, kFloat64, g),
                                     leaf({8}, g)};
@@ -85,7 +87,7 @@ std::vector<Case> cases() {
          return std::vector<Tensor>{randint(0, 7, {3, 5}, kInt64, g), leaf({7, 4}, g)};
        },
        [=](const auto& in) { return one(embedding(in[0], in[1], 1)); }},
-      {"scaled_dot_product_attention",
+      {"attention",
        [](Generator& g) {
          return std::vector<Tensor>{leaf({1, 2, 5, 4}, g), leaf({1, 2, 5, 4}, g),
                                     leaf({1, 2, 5, 3}, g)};
@@ -114,37 +116,44 @@ std::vector<Case> cases() {
   };
 }
 
-TEST(AccumulateTest, ASecondBackwardAddsIntoTheExistingGrad) {
-  for (const Case& c : cases()) {
-    Generator gen(9);
-    const std::vector<Tensor> in = c.inputs(gen);
-    std::vector<Tensor> wrt;
-    for (const Tensor& t : in) {
-      if (t.requires_grad()) wrt.push_back(t);
+std::ostream& operator<<(std::ostream& os, const Case& c) { return os << c.name; }
+
+// One test per op, so that each is tied to its own exercise (tests/exercise_ties.txt).
+class AccumulateTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AccumulateTest, ASecondBackwardAddsIntoTheExistingGrad) {
+  const Case& c = GetParam();
+  Generator gen(9);
+  const std::vector<Tensor> in = c.inputs(gen);
+  std::vector<Tensor> wrt;
+  for (const Tensor& t : in) {
+    if (t.requires_grad()) wrt.push_back(t);
+  }
+  auto loss = [&] {  // sum over the outputs of sum(out * a fixed weight)
+    Generator weights(10);
+    Tensor total = zeros({}, kFloat64);
+    for (const Tensor& o : c.fn(in)) {
+      total = add(total, sum(mul(o, randn(o.shape(), o.dtype(), weights))));
     }
-    auto loss = [&] {  // sum over the outputs of sum(out * a fixed weight)
-      Generator weights(10);
-      Tensor total = zeros({}, kFloat64);
-      for (const Tensor& o : c.fn(in)) {
-        total = add(total, sum(mul(o, randn(o.shape(), o.dtype(), weights))));
-      }
-      return total;
-    };
-    const std::vector<Tensor> once = grad({loss()}, wrt);
-    loss().backward();
-    loss().backward();
-    for (size_t i = 0; i < wrt.size(); ++i) {
-      const std::vector<double> got = as_doubles(wrt[i].grad());
-      const std::vector<double> want = as_doubles(mul(once[i], 2.0));
-      ASSERT_EQ(got.size(), want.size()) << c.name;
-      for (size_t e = 0; e < got.size(); ++e) {
-        EXPECT_NEAR(got[e], want[e], 1e-12 * (1 + std::abs(want[e])))
-            << c.name << ", input " << i << ", element " << e
-            << ": the second backward must add into the .grad the first one left";
-      }
+    return total;
+  };
+  const std::vector<Tensor> once = grad({loss()}, wrt);
+  loss().backward();
+  loss().backward();
+  for (size_t i = 0; i < wrt.size(); ++i) {
+    const std::vector<double> got = as_doubles(wrt[i].grad());
+    const std::vector<double> want = as_doubles(mul(once[i], 2.0));
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t e = 0; e < got.size(); ++e) {
+      EXPECT_NEAR(got[e], want[e], 1e-12 * (1 + std::abs(want[e])))
+          << "input " << i << ", element " << e
+          << ": the second backward must add into the .grad the first one left";
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Ops, AccumulateTest, ::testing::ValuesIn(cases()),
+                         [](const auto& param_info) { return param_info.param.name; });
 
 }  // namespace
 }  // namespace tg
