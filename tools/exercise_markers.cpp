@@ -206,8 +206,12 @@ bool starts_with_any(std::string_view line, std::initializer_list<std::string_vi
 bool gives_away(std::string_view line) {
   line = trimmed(line);
   if (line.find_first_not_of("{}();, ") == std::string_view::npos) return false;  // punctuation
+  // What a generated tree puts in a fence (tools/exercise_hooks.h) is no answer.
+  if (line.find("::tg::detail::exercise_") != std::string_view::npos) return false;
   // Lines that only walk or locate the data: every kernel has them.
-  if (starts_with_any(line, {"for (", "using ", "const int64_t "})) return false;
+  if (starts_with_any(line, {"using ", "const int64_t "})) return false;
+  // A loop header, but not a loop with its body on the same line.
+  if (line.starts_with("for (") && (line.ends_with("{") || line.ends_with(")"))) return false;
   if (line.starts_with("const ")) {
     const size_t ref = line.find_first_of("*&"), equals = line.find('=');
     if (ref != std::string_view::npos && equals != std::string_view::npos && ref < equals) {

@@ -84,8 +84,11 @@ inline constexpr size_t kMinAnswerLine = 20;
 
 /// Whether a line of a solution body would give the solution away: not if it is nothing but
 /// braces, parentheses and semicolons, nor if it only walks or locates the data, which every
-/// kernel does alike — a loop header (`for (...)`), a using-declaration, a `const int64_t`
-/// index, a `const T*` pointer or `const T&` reference into an input.
+/// kernel does alike — a loop header (`for (...) {`, not a loop with its body on the same
+/// line), a using-declaration, a `const int64_t`
+/// index, a `const T*` pointer or `const T&` reference into an input — nor if it is a hook a
+/// generated tree put there (tools/exercise_hooks.h), so a student tree can be made again
+/// from a student tree.
 bool gives_away(std::string_view line);
 
 /// For every exercise marked in `source`, the lines of its solution body that would give it

@@ -132,6 +132,38 @@ TEST(BlankExercisesTest, MalformedMarkersAreNamedWithFileAndLine) {
                                               "exercise tape.reverse (begun on line 1)")));
 }
 
+TEST(AnswerLinesTest, OnlyLinesThatComputeSomethingGiveASolutionAway) {
+  EXPECT_TRUE(tg::tools::gives_away("out[i] += scale * grad[i] * mask[i];"));
+  EXPECT_TRUE(tg::tools::gives_away("const F total = a * a / static_cast<F>(n);"));
+  EXPECT_TRUE(tg::tools::gives_away("for (int64_t i = 0; i < n; ++i) out[i] += g[i] * y[i];"));
+  EXPECT_FALSE(tg::tools::gives_away("for (int64_t r = 0; r < rows; ++r) {"));
+  EXPECT_FALSE(tg::tools::gives_away("const F* xr = x + r * cols;"));
+  EXPECT_FALSE(tg::tools::gives_away("const Edge& e = node.next_edges[i];"));
+  EXPECT_FALSE(tg::tools::gives_away("const int64_t row = (b * n.H + h) * n.Tq + i;"));
+  EXPECT_FALSE(tg::tools::gives_away("using C = ComputeType<T>;"));
+  EXPECT_FALSE(tg::tools::gives_away("});"));
+  EXPECT_FALSE(tg::tools::gives_away(
+      "::tg::detail::exercise_not_implemented(\"rms_norm.backward\", \"docs/course/06.md\");"));
+}
+
+TEST(AnswerLinesTest, FindsEveryLineOfABlankedSolutionInAnotherFile) {
+  std::map<std::string, std::set<std::string>> answers;
+  tg::tools::collect_answer_lines(kSource, "f.cpp", kCourse, &answers);
+  // kSource's bodies are short: only lines of 20 characters or more count.
+  EXPECT_TRUE(answers.empty());
+  const std::string source =
+      "void g() {\n  // exercise adamw.step: begin\n  weight = weight - lr * m / denom;\n"
+      "  // exercise adamw.step: end\n}\n";
+  tg::tools::collect_answer_lines(source, "g.cpp", kCourse, &answers);
+  ASSERT_EQ(answers.size(), 1u);
+  const std::string doc = "text\n    weight = weight - lr * m / denom;   (the update)\n";
+  EXPECT_THAT(tg::tools::find_answers(doc, "docs/x.md", answers, {"adamw.step"}),
+              ElementsAre("docs/x.md:2: exercise adamw.step: weight = weight - lr * m / denom;"));
+  // Only the blanked exercises count (a tree made with --from keeps the earlier ones).
+  EXPECT_THAT(tg::tools::find_answers(doc, "docs/x.md", answers, {"rms_norm.backward"}),
+              ::testing::IsEmpty());
+}
+
 TEST(ProbeExercisesTest, KeepsEveryBodyAndRecordsItFirst) {
   std::vector<std::string> found;
   EXPECT_EQ(probe_exercises(kSource, "f.cpp", kCourse, &found),
