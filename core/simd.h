@@ -79,25 +79,6 @@ inline F lane_sum(int64_t n, Term&& term) {
   return partial[0];
 }
 
-/// max over i in [0, n) of value(i) (-inf for n = 0), with std::max's rule that a NaN never
-/// wins: a max gives the same result in any order, so kLanes partial maxima change nothing.
-template <class F, class Value>
-inline F lane_max(int64_t n, Value&& value) {
-  F partial[kLanes];
-  for (int64_t k = 0; k < kLanes; ++k) partial[k] = -std::numeric_limits<F>::infinity();
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int64_t k = 0; k < kLanes; ++k) {
-      const F v = value(i + k);
-      partial[k] = partial[k] < v ? v : partial[k];
-    }
-  }
-  F m = -std::numeric_limits<F>::infinity();
-  for (int64_t k = 0; k < kLanes; ++k) m = std::max(m, partial[k]);
-  for (; i < n; ++i) m = std::max(m, value(i));
-  return m;
-}
-
 /// Constants of exp's range reduction and the Taylor coefficients 1/n!, per type.
 template <class F>
 struct ExpConstants;
@@ -179,7 +160,7 @@ template <class F>
 /// sigmoid(v) = 1 / (1 + e^-v) from e^-|v|, which never overflows, with fast_exp:
 ///   v >= 0:  1 / (1 + e^-v);   v < 0:  e^v / (1 + e^v)   (the same value, multiplied by e^v)
 template <class F>
-[[gnu::always_inline]] inline F fast_sigmoid(F v) {
+inline F fast_sigmoid(F v) {
   const F e = fast_exp(v >= F(0) ? -v : v);
   return (v >= F(0) ? F(1) : e) / (F(1) + e);
 }
@@ -196,34 +177,71 @@ template <class F>
 #define TG_WIDE_VECTORS
 #endif
 
+// The row loops below are written out rather than built on lane_sum: each is
+// a TG_WIDE_VECTORS function, and GCC does not inline a helper into a function with other
+// target options, so the helper's loop would run at the default vector width.
+
 /// max over x[0, n) (-inf for n = 0); a NaN never wins.
 template <class F>
 TG_WIDE_VECTORS F row_max(const F* __restrict x, int64_t n) {
-  return lane_max<F>(n, [&](int64_t i) { return x[i]; });
+  F lane[kLanes];
+  for (int64_t j = 0; j < kLanes; ++j) lane[j] = -std::numeric_limits<F>::infinity();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t j = 0; j < kLanes; ++j) lane[j] = lane[j] < x[i + j] ? x[i + j] : lane[j];
+  }
+  F m = -std::numeric_limits<F>::infinity();
+  for (int64_t j = 0; j < kLanes; ++j) m = std::max(m, lane[j]);
+  for (; i < n; ++i) m = std::max(m, x[i]);
+  return m;
 }
 
 /// sum over x[0, n), in lanes.
 template <class F>
 TG_WIDE_VECTORS F row_sum(const F* __restrict x, int64_t n) {
-  return lane_sum<F>(n, [&](int64_t i) { return x[i]; });
+  F lane[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t j = 0; j < kLanes; ++j) lane[j] += x[i + j];
+  }
+  F s = 0;
+  for (int64_t j = 0; j < kLanes; ++j) s += lane[j];
+  for (; i < n; ++i) s += x[i];
+  return s;
 }
 
 /// sum over x[0, n) of exp(x - shift), in lanes.
 template <class F>
 TG_WIDE_VECTORS F row_sum_exp(const F* __restrict x, int64_t n, F shift) {
-  return lane_sum<F>(n, [&](int64_t i) { return fast_exp(x[i] - shift); });
+  F lane[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t j = 0; j < kLanes; ++j) lane[j] += fast_exp(x[i + j] - shift);
+  }
+  F s = 0;
+  for (int64_t j = 0; j < kLanes; ++j) s += lane[j];
+  for (; i < n; ++i) s += fast_exp(x[i] - shift);
+  return s;
 }
 
 /// d[i] += s[i] for i in [0, n).
 template <class F>
 TG_WIDE_VECTORS void row_add(F* __restrict d, const F* __restrict s, int64_t n) {
-  simd_for(n, [&](int64_t i) { d[i] += s[i]; });
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t j = 0; j < kLanes; ++j) d[i + j] += s[i + j];
+  }
+  for (; i < n; ++i) d[i] += s[i];
 }
 
 /// d[i] = v for i in [0, n).
 template <class F>
 TG_WIDE_VECTORS void row_fill(F* __restrict d, int64_t n, F v) {
-  simd_for(n, [&](int64_t i) { d[i] = v; });
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t j = 0; j < kLanes; ++j) d[i + j] = v;
+  }
+  for (; i < n; ++i) d[i] = v;
 }
 
 }  // namespace tg::detail

@@ -22,12 +22,14 @@ template <class F>
   simd_for(n, [&](int64_t i) { y[i] = x[i] < F(0) ? F(0) : x[i]; });
 }
 
-// dy is loaded for every i, so that the choice is a blend, not a branch.
+// dy[i] is loaded for every i, before the choice: then the choice is a blend of two
+// registers, not a branch around a load (which GCC would not vectorise).
 template <class F, bool kAdd>
 [[gnu::noinline]] void relu_backward_span(const F* __restrict y, const F* __restrict dy,
                                           F* __restrict dx, int64_t n) {
   simd_for(n, [&](int64_t i) {
-    const F g = y[i] <= F(0) ? F(0) : dy[i];
+    const F d = dy[i];
+    const F g = y[i] <= F(0) ? F(0) : d;
     dx[i] = kAdd ? dx[i] + g : g;
   });
 }

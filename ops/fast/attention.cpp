@@ -59,13 +59,26 @@ template <class F>
   }
 }
 
-/// x_j = e^(x_j - shift) for j < len; returns sum_j x_j.
+/// x_j = e^(x_j - shift) for j < len; returns sum_j x_j, in kLanes partial sums (the loop
+/// is written out: a lane_sum whose term also stores stays scalar).
 template <class F>
 F exp_shifted(F* x, int64_t len, F shift) {
-  return detail::lane_sum<F>(len, [&](int64_t j) {
+  constexpr int64_t W = detail::kLanes;
+  F acc[W] = {};
+  int64_t j = 0;
+  for (; j + W <= len; j += W) {
+    for (int64_t l = 0; l < W; ++l) {
+      x[j + l] = exp_of(x[j + l] - shift);
+      acc[l] += x[j + l];
+    }
+  }
+  F sum = 0;
+  for (int64_t l = 0; l < W; ++l) sum += acc[l];
+  for (; j < len; ++j) {
     x[j] = exp_of(x[j] - shift);
-    return x[j];
-  });
+    sum += x[j];
+  }
+  return sum;
 }
 
 /// Applies the mask to one row of scores s_j = scale q_i . k_j (j < len): -inf where key j
