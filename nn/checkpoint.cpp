@@ -24,6 +24,18 @@ int64_t parse_int(const std::map<std::string, std::string>& meta, const std::str
   return v;
 }
 
+double parse_double(const std::map<std::string, std::string>& meta, const std::string& key,
+                    const std::string& path) {
+  const auto it = meta.find(key);
+  TG_CHECK(it != meta.end(), ValueError, "load_checkpoint: '{}' has no '{}' entry", path, key);
+  double v = 0;
+  const char* end = it->second.data() + it->second.size();
+  const auto r = std::from_chars(it->second.data(), end, v);
+  TG_CHECK(r.ec == std::errc() && r.ptr == end, ValueError,
+           "load_checkpoint: '{}' has {} = '{}', not a number", path, key, it->second);
+  return v;
+}
+
 LoadedCheckpoint caller_part(const safetensors::Contents& c, const std::string& path) {
   LoadedCheckpoint out;
   out.step = parse_int(c.metadata, "tapegrad.step", path);
@@ -92,7 +104,15 @@ LoadedCheckpoint load_checkpoint(const std::string& path, Module& model, Optimiz
              "load_checkpoint: '{}' holds {} state, cannot restore it into {}", path, kind->second,
              optimizer->name());
     optim_steps = parse_int(c.metadata, "tapegrad.optimizer.step_count", path);
-    lr = std::stod(c.metadata.at("tapegrad.optimizer.lr"));
+    lr = parse_double(c.metadata, "tapegrad.optimizer.lr", path);
+    TG_CHECK(lr >= 0, ValueError, "load_checkpoint: '{}' has a learning rate of {}, below 0", path,
+             lr);
+    try {
+      optimizer->check_state_tensors(optim_state, optim_steps);
+    } catch (const Error& e) {
+      TG_CHECK(false, ValueError, "load_checkpoint: '{}' does not fit the {}: {}", path,
+               optimizer->name(), e.what());
+    }
   }
   std::map<Generator*, std::pair<uint64_t, uint64_t>> rng;
   for (const auto& [name, gen] : generators) {
@@ -108,6 +128,7 @@ LoadedCheckpoint load_checkpoint(const std::string& path, Module& model, Optimiz
     rng[gen] = {seed, offset};
   }
 
+  // load_state_dict checks everything before it writes; what comes after it cannot fail.
   try {
     model.load_state_dict(weights, /*strict=*/true);
   } catch (const Error& e) {

@@ -79,10 +79,13 @@ std::vector<std::pair<std::string, Tensor>> Optimizer::state_tensors() const {
   return named;
 }
 
-void Optimizer::load_state_tensors(const std::vector<std::pair<std::string, Tensor>>& named,
-                                   int64_t step_count) {
+std::vector<std::vector<Tensor>> Optimizer::checked_state(
+    const std::vector<std::pair<std::string, Tensor>>& named, int64_t step_count) const {
   std::vector<std::string> keys;
-  for (const StateField& f : state_fields(0)) keys.emplace_back(f.name);
+  // state_fields only hands out where the state lives; nothing here changes it.
+  for (const StateField& f : const_cast<Optimizer*>(this)->state_fields(0)) {
+    keys.emplace_back(f.name);
+  }
   std::vector<std::string> problems;
   std::vector<std::vector<Tensor>> next(params_.size());
   if (step_count < 0) problems.push_back(fmt::format("step count {} is negative", step_count));
@@ -123,7 +126,7 @@ void Optimizer::load_state_tensors(const std::vector<std::pair<std::string, Tens
       problems.push_back(fmt::format("'{}' appears twice", name));
       continue;
     }
-    next[i][k] = t.detach().clone();
+    next[i][k] = t;
   }
   for (size_t i = 0; i < next.size(); ++i) {
     for (size_t k = 0; k < next[i].size(); ++k) {
@@ -135,10 +138,21 @@ void Optimizer::load_state_tensors(const std::vector<std::pair<std::string, Tens
   }
   TG_CHECK(problems.empty(), ValueError, "{}.load_state_tensors: {} problem(s): {}", name_,
            problems.size(), fmt::join(problems, "; "));
+  return next;
+}
+
+void Optimizer::check_state_tensors(const std::vector<std::pair<std::string, Tensor>>& named,
+                                    int64_t step_count) const {
+  checked_state(named, step_count);
+}
+
+void Optimizer::load_state_tensors(const std::vector<std::pair<std::string, Tensor>>& named,
+                                   int64_t step_count) {
+  const std::vector<std::vector<Tensor>> next = checked_state(named, step_count);
   for (size_t i = 0; i < params_.size(); ++i) {
     const std::vector<StateField> fields = state_fields(i);
     for (size_t k = 0; k < fields.size(); ++k) {
-      *fields[k].tensor = next[i].empty() ? Tensor() : next[i][k];
+      *fields[k].tensor = next[i].empty() ? Tensor() : next[i][k].detach().clone();
     }
   }
   step_count_ = step_count;

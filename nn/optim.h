@@ -90,6 +90,9 @@ class Optimizer {
   /// negative step count. On error the optimizer is unchanged.
   void load_state_tensors(const std::vector<std::pair<std::string, Tensor>>& named,
                           int64_t step_count);
+  /// The checks of load_state_tensors alone: throws what it would throw, changes nothing.
+  void check_state_tensors(const std::vector<std::pair<std::string, Tensor>>& named,
+                           int64_t step_count) const;
 
  protected:
   /// Checks that `params` is a non-empty list of distinct floating-point leaves that require
@@ -103,6 +106,11 @@ class Optimizer {
   void finish_step() { ++step_count_; }
 
  private:
+  // The state `named` describes, one list per parameter in state_fields order (empty for a
+  // parameter without state), or ValueError listing every problem.
+  std::vector<std::vector<Tensor>> checked_state(
+      const std::vector<std::pair<std::string, Tensor>>& named, int64_t step_count) const;
+
   std::string name_;
   std::vector<Tensor> params_;
   double lr_;

@@ -161,5 +161,55 @@ TEST(CheckpointTest, MismatchesAreClearErrors) {
   EXPECT_TG_THROW(load_checkpoint(path, fresh.model), Error, path);
 }
 
+/// Every number of the run's model and optimizer state, and its data generator's position.
+std::vector<std::vector<double>> snapshot(const TrainingRun& run) {
+  std::vector<std::vector<double>> all;
+  for (const Tensor& p : run.model.parameters()) all.push_back(as_doubles(p));
+  for (const auto& [name, t] : run.opt.state_tensors()) all.push_back(as_doubles(t));
+  all.push_back({static_cast<double>(run.opt.step_count()), run.opt.lr(),
+                 static_cast<double>(run.data.offset())});
+  return all;
+}
+
+TEST(CheckpointTest, ABadFileLeavesTheRunUntouched) {
+  // Each file below is wrong in one place that load_checkpoint only meets after the model's
+  // weights would fit: the optimizer state, its learning rate or step count, a generator.
+  // Nothing of the run may change, the weights included.
+  TrainingRun good(6);
+  good.train(2);
+  const std::string path = temp_path("untouched");
+  auto write = [&](auto&& spoil) {
+    safetensors::Contents c;
+    save_checkpoint(path, good.state());
+    c = safetensors::load(path);
+    spoil(c);
+    safetensors::save(path, c.tensors, c.metadata);
+  };
+  TrainingRun victim(7);
+  victim.train(3);
+  const auto before = snapshot(victim);
+  auto expect_untouched = [&](const char* what, const char* message) {
+    EXPECT_TG_THROW(load_checkpoint(path, victim.model, &victim.opt, {{"data", &victim.data}}),
+                    ValueError, path, message)
+        << what;
+    EXPECT_EQ(snapshot(victim), before) << what;
+  };
+  write([](safetensors::Contents& c) {
+    c.tensors["optimizer.state.0.exp_avg"] = zeros({2, 2});  // the wrong shape
+  });
+  expect_untouched("a wrongly shaped exp_avg", "does not fit the AdamW");
+  write([](safetensors::Contents& c) { c.tensors.erase("optimizer.state.1.exp_avg_sq"); });
+  expect_untouched("a missing exp_avg_sq", "part of its state");
+  write([](safetensors::Contents& c) { c.metadata["tapegrad.optimizer.lr"] = "fast"; });
+  expect_untouched("a learning rate that is no number", "tapegrad.optimizer.lr = 'fast'");
+  write([](safetensors::Contents& c) { c.metadata.erase("tapegrad.optimizer.lr"); });
+  expect_untouched("no learning rate", "no 'tapegrad.optimizer.lr' entry");
+  write([](safetensors::Contents& c) { c.metadata["tapegrad.optimizer.step_count"] = "-3"; });
+  expect_untouched("a negative step count", "negative");
+  write([](safetensors::Contents& c) { c.metadata["tapegrad.rng.data"] = "1 two"; });
+  expect_untouched("a generator state that is no number", "not '<seed> <offset>'");
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace tg::nn
