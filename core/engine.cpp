@@ -38,6 +38,24 @@ std::string describe(const Here& where) {
   return fmt::format("{}:{} in {}", where.file_name(), where.line(), where.function_name());
 }
 
+// What a hook returned, checked like PyTorch checks it: undefined keeps the gradient, anything
+// else must have the gradient's shape and dtype. Never broadcast, never converted: a hook
+// that changed either is a bug, and the kernels downstream trust the size they are given.
+// `what` names the hook for the message.
+Tensor checked_hook_result(Tensor replaced, const Tensor& g, const std::string& what) {
+  if (!replaced.defined()) return g;
+  TG_CHECK(replaced.shape() == g.shape(), ShapeError,
+           "backward: {} returned a gradient of shape {}, but the gradient it was given has "
+           "shape {}; a hook must return a tensor of the same shape (or an undefined Tensor to "
+           "keep the gradient)",
+           what, replaced.shape(), g.shape());
+  TG_CHECK(replaced.dtype() == g.dtype(), DTypeError,
+           "backward: {} returned a gradient of dtype {}, but the gradient it was given is {}; a "
+           "hook must return a tensor of the same dtype (convert it with .to())",
+           what, replaced.dtype(), g.dtype());
+  return replaced;
+}
+
 // A gradient that is about to be kept somewhere we will later add into: make it ours.
 Tensor own(const Tensor& g) { return g.clone(); }
 
@@ -185,10 +203,13 @@ struct Engine {
              "by '{}' were freed by the first backward. Pass retain_graph=true to the first "
              "backward if you need to run it again",
              node.name());
-    for (const auto& [output_nr, hook] : node.pre_hooks) {
+    for (size_t h = 0; h < node.pre_hooks.size(); ++h) {
+      const auto& [output_nr, hook] = node.pre_hooks[h];
       if (!grads[output_nr].defined()) continue;
-      Tensor replaced = hook(grads[output_nr]);
-      if (replaced.defined()) grads[output_nr] = replaced;
+      grads[output_nr] =
+          checked_hook_result(hook(grads[output_nr]), grads[output_nr],
+                              fmt::format("hook {} on output {} of '{}' (called at {})", h,
+                                          output_nr, node.name(), describe(node.where())));
     }
     if (auto c = node_capture.find(&node); c != node_capture.end()) {
       for (auto [output_nr, index] : c->second) {
@@ -232,9 +253,10 @@ struct Engine {
   }
 
   void deliver_to_leaf(const std::shared_ptr<TensorImpl>& leaf_impl, Tensor g) {
-    for (const auto& hook : leaf_impl->hooks) {
-      Tensor replaced = hook(g);
-      if (replaced.defined()) g = replaced;
+    for (size_t h = 0; h < leaf_impl->hooks.size(); ++h) {
+      g = checked_hook_result(leaf_impl->hooks[h](g), g,
+                              fmt::format("hook {} on a leaf tensor of shape {} ({})", h,
+                                          leaf_impl->shape, leaf_impl->dtype));
     }
     if (capturing) {
       if (auto it = leaf_capture.find(leaf_impl.get()); it != leaf_capture.end()) {

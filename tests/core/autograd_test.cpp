@@ -245,6 +245,34 @@ TEST(AutogradTest, HooksSeeAndMayReplaceGradients) {
                   "register_hook", "does not require grad");
 }
 
+TEST(AutogradTest, AHookThatChangesTheShapeOrDtypeIsNamedNotObeyed) {
+  // A leaf's hook: its result would be added into an existing .grad element by element.
+  Tensor a = vec({1, 2, 3}).requires_grad_();
+  (a * 2.0).backward(tg::ones({3}, tg::kFloat64));  // a.grad exists now
+  a.register_hook([](const Tensor&) { return tg::ones({1}, tg::kFloat64); });
+  EXPECT_TG_THROW((a * 2.0).backward(tg::ones({3}, tg::kFloat64)), ShapeError,
+                  "hook 0 on a leaf tensor of shape (3)", "shape (1)", "has shape (3)");
+  EXPECT_EQ(values(a.grad()), (std::vector<double>{2, 2, 2}));  // untouched
+  // A hook on an op's output: its result would reach the op's kernels, which trust its size.
+  Tensor b = vec({1, 2}).requires_grad_();
+  Tensor e = tg::exp(b);
+  e.register_hook([](const Tensor& g) { return g.to(tg::kFloat32); });
+  EXPECT_TG_THROW(tg::sum(e).backward(), DTypeError, "hook 0 on output 0 of 'exp'",
+                  "autograd_test.cpp", "dtype float32", "is float64");
+  // Through tg::grad, too (a wrong shape would come back as the result).
+  Tensor c = vec({1, 2}).requires_grad_();
+  Tensor d = c * 3.0;
+  d.register_hook([](const Tensor&) { return tg::ones({2, 1}, tg::kFloat64); });
+  EXPECT_TG_THROW(tg::grad({tg::sum(d)}, {c}), ShapeError, "hook 0 on output 0 of 'mul_scalar'",
+                  "shape (2, 1)");
+  // Same shape and dtype, another layout: fine.
+  Tensor f = vec({1, 2}).requires_grad_();
+  Tensor h = f * 1.0;
+  h.register_hook([](const Tensor& g) { return tg::stack({g, g}, 1).select(1, 0) * 5.0; });
+  tg::sum(h).backward();
+  EXPECT_EQ(values(f.grad()), (std::vector<double>{5, 5}));
+}
+
 // Custom Functions exercising the API's contract.
 struct ScaleBy : Function<ScaleBy> {
   static constexpr std::string_view kName = "scale_by";
