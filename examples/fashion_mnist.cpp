@@ -24,6 +24,7 @@
 #include <filesystem>
 
 #include "core/core.h"
+#include "examples/common/cli.h"
 #include "examples/common/interrupt.h"
 #include "examples/common/run_log.h"
 #include "examples/common/train_step.h"
@@ -64,10 +65,7 @@ double accuracy(nn::MLP& model, const nn::MnistSplit& split) {
 }
 
 int run(const Args& a) {
-  TG_CHECK(a.epochs > 0 && a.batch > 0 && a.train_limit >= 0, ValueError,
-           "fashion_mnist: --epochs ({}) and --batch ({}) must be positive, --train-limit ({}) "
-           ">= 0",
-           a.epochs, a.batch, a.train_limit);
+  tg::examples::prepare_out_dir("fashion_mnist", "--out", a.out);
   nn::MnistSplit train = nn::load_fashion_mnist(a.data_dir, "train");
   const nn::MnistSplit test = nn::load_fashion_mnist(a.data_dir, "test");
   if (a.train_limit > 0 && a.train_limit < train.labels.numel()) {  // a subset, for smoke tests
@@ -85,17 +83,37 @@ int run(const Args& a) {
   // The checkpoint stores the data generator as it was when the current epoch drew its
   // order; with the step count that is enough to replay the epoch's order and skip the
   // batches already done.
-  std::filesystem::create_directories(a.out);
   const std::string ckpt = a.out + "/checkpoint.safetensors";
+  // The position in an epoch is the step count modulo the batches per epoch, so a resumed
+  // run must cut the epoch the same way: same --batch, same number of training images.
+  const std::string batching =
+      fmt::format("{} images in batches of {}", train.labels.numel(), a.batch);
   int64_t step = 0;
-  if (a.resume) step = nn::load_checkpoint(ckpt, model, &opt, {{"data", &data_gen}}).step;
+  if (a.resume) {
+    TG_CHECK(std::filesystem::exists(ckpt), ValueError,
+             "fashion_mnist: --resume: there is no checkpoint '{}' to resume (run without "
+             "--resume first, or pass the --out of that run)",
+             ckpt);
+    const nn::LoadedCheckpoint meta = nn::read_checkpoint_metadata(ckpt);
+    const auto it = meta.metadata.find("batching");
+    TG_CHECK(it != meta.metadata.end(), ValueError,
+             "fashion_mnist: --resume: '{}' does not say how its epochs were cut (no 'batching' "
+             "metadata), so the position in the epoch cannot be trusted",
+             ckpt);
+    TG_CHECK(it->second == batching, ValueError,
+             "fashion_mnist: --resume: '{}' was trained on {}, this run has {}: resume with the "
+             "same --batch and --train-limit",
+             ckpt, it->second, batching);
+    step = nn::load_checkpoint(ckpt, model, &opt, {{"data", &data_gen}}).step;
+  }
   tg::Generator epoch_start = data_gen;
   auto save = [&] {
-    nn::save_checkpoint(ckpt, {.model = &model,
-                               .optimizer = &opt,
-                               .step = step,
-                               .generators = {{"data", &epoch_start}},
-                               .metadata = {{"model", "MLP 784-256-128-10 ReLU"}}});
+    nn::save_checkpoint(
+        ckpt, {.model = &model,
+               .optimizer = &opt,
+               .step = step,
+               .generators = {{"data", &epoch_start}},
+               .metadata = {{"model", "MLP 784-256-128-10 ReLU"}, {"batching", batching}}});
   };
 
   tg::examples::RunLog log({.out_dir = a.out,
@@ -163,24 +181,30 @@ int run(const Args& a) {
 
 int main(int argc, char** argv) {
   CLI::App app{"fashion_mnist: train the benchmark MLP on Fashion-MNIST"};
+  tg::examples::one_line_errors(app, "fashion_mnist");
+  namespace ex = tg::examples;
   Args a;
-  app.add_option("--epochs", a.epochs, "passes over the training set")->capture_default_str();
-  app.add_option("--batch", a.batch, "images per step")->capture_default_str();
-  app.add_option("--lr", a.lr, "AdamW learning rate")->capture_default_str();
+  app.add_option("--epochs", a.epochs, "passes over the training set")
+      ->check(ex::whole_number(1, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--batch", a.batch, "images per step")
+      ->check(ex::whole_number(1, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--lr", a.lr, "AdamW learning rate")
+      ->check(ex::positive_real())
+      ->capture_default_str();
   app.add_option("--train-limit", a.train_limit, "train on the first N images only (0 = all)")
+      ->check(ex::whole_number(0))
       ->capture_default_str();
   app.add_option("--data-dir", a.data_dir, "directory of the four .gz files")
       ->capture_default_str();
   app.add_option("--out", a.out, "directory for checkpoint, metrics.csv, loss.svg")
       ->capture_default_str();
   app.add_flag("--json", a.json, "print JSON lines instead of a progress bar");
-  app.add_option("--seed", a.seed, "seed of init and data order")->capture_default_str();
+  app.add_option("--seed", a.seed, "seed of init and data order")
+      ->check(ex::whole_number(0))
+      ->capture_default_str();
   app.add_flag("--resume", a.resume, "continue from OUT/checkpoint.safetensors");
   CLI11_PARSE(app, argc, argv);
-  try {
-    return run(a);
-  } catch (const tg::Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 1;
-  }
+  return tg::examples::run_program("fashion_mnist", [&] { return run(a); });
 }

@@ -25,6 +25,7 @@
 #include <fmt/ranges.h>
 
 #include "core/core.h"
+#include "examples/common/cli.h"
 #include "examples/common/interrupt.h"
 #include "examples/common/plot.h"
 #include "examples/common/run_log.h"
@@ -119,9 +120,7 @@ tg::examples::ProbabilityGrid probability_grid(nn::MLP& model, const Moons& data
 }
 
 int run(const Args& a) {
-  TG_CHECK(a.steps > 0 && a.samples >= 2 && a.noise >= 0, ValueError,
-           "moons: need --steps > 0 (got {}), --samples >= 2 (got {}), --noise >= 0 (got {})",
-           a.steps, a.samples, a.noise);
+  tg::examples::prepare_out_dir("moons", "--out", a.out);
   tg::Generator data_gen(a.seed), init_gen(a.seed + 1);
   const Moons train = make_moons(a.samples, a.noise, data_gen);
   const Moons test = make_moons(a.samples, a.noise, data_gen);  // the next draws: new points
@@ -184,24 +183,30 @@ int run(const Args& a) {
 
 int main(int argc, char** argv) {
   CLI::App app{"moons: train an MLP to separate two interleaving half-moons"};
+  tg::examples::one_line_errors(app, "moons");
+  namespace ex = tg::examples;
   Args a;
-  app.add_option("--steps", a.steps, "full-batch Adam steps")->capture_default_str();
-  app.add_option("--lr", a.lr, "Adam learning rate")->capture_default_str();
+  app.add_option("--steps", a.steps, "full-batch Adam steps")
+      ->check(ex::whole_number(1))
+      ->capture_default_str();
+  app.add_option("--lr", a.lr, "Adam learning rate")
+      ->check(ex::positive_real())
+      ->capture_default_str();
   app.add_option("--samples", a.samples, "training points (and as many test points)")
+      ->check(ex::whole_number(2, 10'000'000))
       ->capture_default_str();
   app.add_option("--noise", a.noise, "standard deviation of the noise on each coordinate")
+      ->check(ex::non_negative_real())
       ->capture_default_str();
   app.add_option("--hidden", a.hidden, "widths of the hidden layers, e.g. --hidden 16 16")
+      ->check(ex::whole_number(1, 65536))
       ->capture_default_str();
-  app.add_option("--seed", a.seed, "seed of the data and the init")->capture_default_str();
+  app.add_option("--seed", a.seed, "seed of the data and the init")
+      ->check(ex::whole_number(0))
+      ->capture_default_str();
   app.add_option("--out", a.out, "directory for metrics.csv, loss.svg, decision_boundary.svg")
       ->capture_default_str();
   app.add_flag("--json", a.json, "print JSON lines instead of a progress bar");
   CLI11_PARSE(app, argc, argv);
-  try {
-    return run(a);
-  } catch (const tg::Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 1;
-  }
+  return tg::examples::run_program("moons", [&] { return run(a); });
 }

@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "core/core.h"
+#include "examples/common/cli.h"
 #include "examples/common/interrupt.h"
 #include "examples/common/run_log.h"
 #include "examples/common/train_step.h"
@@ -72,14 +73,10 @@ struct SampleArgs {
 
 // ---------------------------------------------------------------- data
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  TG_CHECK(in.good(), ValueError,
-           "tiny_lm: cannot read '{}'. The default data is Debian's word list: "
-           "apt-get install wamerican (or pass --data FILE with any UTF-8 text)",
-           path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return tg::examples::read_input_file(
+      "tiny_lm", "--data", path,
+      "The default data is Debian's word list: apt-get install wamerican (or pass --data FILE "
+      "with any UTF-8 text)");
 }
 
 /// The lines of `text` in a seeded random order. A word list is sorted, so without this the
@@ -164,10 +161,35 @@ double bigram_loss(const Tensor& train, const std::vector<int64_t>& ids, int64_t
 }
 
 // ---------------------------------------------------------------- train
+/// What the flags alone can tell, before any file is read.
+void check_train_args(const TrainArgs& a) {
+  TG_CHECK(a.eval_tokens > a.context, ValueError,
+           "tiny_lm: --eval-tokens {} must be more than --context {}: the validation loss "
+           "needs one window of context characters and the one after them",
+           a.eval_tokens, a.context);
+  TG_CHECK(a.min_lr <= a.lr, ValueError, "tiny_lm: --min-lr {} is more than --lr {}", a.min_lr,
+           a.lr);
+  // Attention holds batch x heads x context^2 scores per layer, at once.
+  const double scores = static_cast<double>(a.batch) * static_cast<double>(a.heads) *
+                        static_cast<double>(a.context) * static_cast<double>(a.context);
+  TG_CHECK(scores <= static_cast<double>(int64_t{1} << 30), ValueError,
+           "tiny_lm: --batch {} x --heads {} x --context {}^2 = {:.3g} attention scores per "
+           "layer ({:.3g} GiB of float32); the limit is 2^30",
+           a.batch, a.heads, a.context, scores, scores * 4 / (1 << 30));
+}
+
 int train(const TrainArgs& a) {
+  check_train_args(a);
   const std::string text = read_text(a.data);
   const nn::TextDataset data(a.shuffle_lines ? shuffle_lines(text, a.seed) : text);
   const nn::CharTokenizer& tok = data.tokenizer();
+  // Both splits need at least one window and the character after it.
+  TG_CHECK(data.split("val").numel() > a.context && data.split("train").numel() > a.context,
+           ValueError,
+           "tiny_lm: --data '{}' has {} characters: too few for --context {} (the validation "
+           "split, the last 10%, has {}, and each split needs more than the context)",
+           a.data, data.split("train").numel() + data.split("val").numel(), a.context,
+           data.split("val").numel());
 
   nn::TransformerConfig config{.vocab_size = tok.vocab_size(),
                                .context_length = a.context,
@@ -182,14 +204,30 @@ int train(const TrainArgs& a) {
   const nn::CosineWithWarmup schedule{
       .base_lr = a.lr, .warmup_steps = a.warmup, .total_steps = a.steps, .min_lr = a.min_lr};
 
-  std::filesystem::create_directories(a.out);
+  tg::examples::prepare_out_dir("tiny_lm", "--out", a.out);
   const std::string ckpt = a.out + "/checkpoint.safetensors";
   int64_t step = 0;
   if (a.resume) {
-    const nn::LoadedCheckpoint c = nn::load_checkpoint(ckpt, model, &opt, {{"data", &data_gen}});
-    TG_CHECK(c.metadata.at("tokenizer") == tok.to_json(), ValueError,
-             "tiny_lm: --resume with other data than the checkpoint's");
-    step = c.step;
+    TG_CHECK(std::filesystem::exists(ckpt), ValueError,
+             "tiny_lm: --resume: there is no checkpoint '{}' to resume (run without --resume "
+             "first, or pass the --out of that run)",
+             ckpt);
+    // Checked before anything is loaded: the same data (vocabulary) and the same model.
+    const nn::LoadedCheckpoint meta = nn::read_checkpoint_metadata(ckpt);
+    for (const char* key : {"config", "tokenizer"}) {
+      TG_CHECK(meta.metadata.contains(key), ValueError,
+               "tiny_lm: --resume: '{}' has no '{}' metadata, so it was not written by tiny_lm "
+               "train",
+               ckpt, key);
+    }
+    TG_CHECK(meta.metadata.at("tokenizer") == tok.to_json(), ValueError,
+             "tiny_lm: --resume: '{}' was trained on other data than --data '{}' (its "
+             "characters differ)",
+             ckpt, a.data);
+    TG_CHECK(meta.metadata.at("config") == config.to_json(), ValueError,
+             "tiny_lm: --resume: '{}' holds the model {}, but the flags describe {}", ckpt,
+             meta.metadata.at("config"), config.to_json());
+    step = nn::load_checkpoint(ckpt, model, &opt, {{"data", &data_gen}}).step;
   }
   auto save = [&] {
     nn::save_checkpoint(
@@ -288,15 +326,25 @@ size_t sample_next(const std::vector<double>& logits, double temperature, int64_
 }
 
 int sample(const SampleArgs& a) {
+  TG_CHECK(std::filesystem::is_regular_file(a.checkpoint), ValueError,
+           "tiny_lm sample: --checkpoint '{}' is not a file (tiny_lm train writes "
+           "OUT/checkpoint.safetensors)",
+           a.checkpoint);
   const nn::LoadedCheckpoint meta = nn::read_checkpoint_metadata(a.checkpoint);
   TG_CHECK(meta.metadata.contains("config") && meta.metadata.contains("tokenizer"), ValueError,
-           "tiny_lm sample: '{}' is not a tiny_lm checkpoint", a.checkpoint);
+           "tiny_lm sample: --checkpoint '{}' is not a tiny_lm checkpoint (it has no 'config' "
+           "and 'tokenizer' metadata)",
+           a.checkpoint);
+  // from_json validates the config, sizes included, before the model is built.
   const auto config = nn::TransformerConfig::from_json(meta.metadata.at("config"));
   const auto tok = nn::CharTokenizer::from_json(meta.metadata.at("tokenizer"));
+  TG_CHECK(tok.vocab_size() == config.vocab_size, ValueError,
+           "tiny_lm sample: --checkpoint '{}' has a vocabulary of {} characters but a model "
+           "for {}",
+           a.checkpoint, tok.vocab_size(), config.vocab_size);
   nn::TransformerLM model(config);
   nn::load_checkpoint(a.checkpoint, model);
   model.eval();
-  TG_CHECK(a.temperature >= 0, ValueError, "tiny_lm sample: --temperature must be >= 0");
 
   // Start from the prompt, or from a newline (the word separator) when there is none.
   std::vector<int64_t> ids = tok.encode(a.prompt.empty() ? std::string("\n") : a.prompt);
@@ -319,7 +367,13 @@ int sample(const SampleArgs& a) {
 
 int main(int argc, char** argv) {
   CLI::App app{"tiny_lm: train a character-level Transformer language model, then sample"};
+  tg::examples::one_line_errors(app, "tiny_lm");
   app.require_subcommand(1);
+  // Every number is checked as it is parsed: a bad one is an error naming its flag.
+  namespace ex = tg::examples;
+  const CLI::Validator positive = ex::whole_number(1), count = ex::whole_number(0),
+                       size = ex::whole_number(1, int64_t{1} << 24);
+  const CLI::Validator posreal = ex::positive_real(), nonneg = ex::non_negative_real();
   TrainArgs t;
   CLI::App* tr = app.add_subcommand("train", "train on a UTF-8 text file");
   tr->add_option("--data", t.data, "UTF-8 text to learn")->capture_default_str();
@@ -327,29 +381,44 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   tr->add_flag("--shuffle-lines,!--no-shuffle-lines", t.shuffle_lines,
                "shuffle the lines before the train/validation split (for word lists)");
-  tr->add_option("--steps", t.steps, "optimizer steps")->capture_default_str();
+  tr->add_option("--steps", t.steps, "optimizer steps")->check(positive)->capture_default_str();
   tr->add_option("--max-seconds", t.max_seconds, "stop (and save) after this long; 0 = never")
+      ->check(nonneg)
       ->capture_default_str();
   tr->add_option("--stop-after", t.stop_after,
                  "stop (and save) after this step, as Ctrl-C would; 0 = never")
+      ->check(count)
       ->capture_default_str();
-  tr->add_option("--batch", t.batch, "sequences per step")->capture_default_str();
-  tr->add_option("--context", t.context, "characters per sequence")->capture_default_str();
-  tr->add_option("--d-model", t.d_model, "width of the residual stream")->capture_default_str();
-  tr->add_option("--layers", t.layers, "Transformer blocks")->capture_default_str();
-  tr->add_option("--heads", t.heads, "attention heads")->capture_default_str();
-  tr->add_option("--d-ff", t.d_ff, "hidden width of the feed-forward")->capture_default_str();
+  tr->add_option("--batch", t.batch, "sequences per step")->check(size)->capture_default_str();
+  tr->add_option("--context", t.context, "characters per sequence")
+      ->check(size)
+      ->capture_default_str();
+  tr->add_option("--d-model", t.d_model, "width of the residual stream")
+      ->check(size)
+      ->capture_default_str();
+  tr->add_option("--layers", t.layers, "Transformer blocks")->check(size)->capture_default_str();
+  tr->add_option("--heads", t.heads, "attention heads")->check(size)->capture_default_str();
+  tr->add_option("--d-ff", t.d_ff, "hidden width of the feed-forward")
+      ->check(size)
+      ->capture_default_str();
   tr->add_flag("--rope,!--no-rope", t.rope, "rotary position embedding")->capture_default_str();
-  tr->add_option("--lr", t.lr, "peak learning rate")->capture_default_str();
-  tr->add_option("--min-lr", t.min_lr, "final learning rate")->capture_default_str();
-  tr->add_option("--warmup", t.warmup, "linear warmup steps")->capture_default_str();
-  tr->add_option("--weight-decay", t.weight_decay, "AdamW weight decay")->capture_default_str();
-  tr->add_option("--clip", t.clip, "max global gradient norm")->capture_default_str();
+  tr->add_option("--lr", t.lr, "peak learning rate")->check(posreal)->capture_default_str();
+  tr->add_option("--min-lr", t.min_lr, "final learning rate")->check(nonneg)->capture_default_str();
+  tr->add_option("--warmup", t.warmup, "linear warmup steps")->check(count)->capture_default_str();
+  tr->add_option("--weight-decay", t.weight_decay, "AdamW weight decay")
+      ->check(nonneg)
+      ->capture_default_str();
+  tr->add_option("--clip", t.clip, "max global gradient norm (0 = no clipping)")
+      ->check(nonneg)
+      ->capture_default_str();
   tr->add_option("--eval-every", t.eval_every, "steps between evaluations and checkpoints")
+      ->check(positive)
       ->capture_default_str();
   tr->add_option("--eval-tokens", t.eval_tokens, "validation characters per evaluation")
+      ->check(positive)
       ->capture_default_str();
   tr->add_option("--seed", t.seed, "seed of init, data order and line shuffle")
+      ->check(count)
       ->capture_default_str();
   tr->add_flag("--json", t.json, "print JSON lines instead of a progress bar");
   tr->add_flag("--resume", t.resume, "continue from OUT/checkpoint.safetensors");
@@ -359,18 +428,16 @@ int main(int argc, char** argv) {
   sa->add_option("--checkpoint", s.checkpoint, "checkpoint written by train")
       ->capture_default_str();
   sa->add_option("--prompt", s.prompt, "text to continue (default: start a new line)");
-  sa->add_option("--length", s.length, "characters to generate")->capture_default_str();
+  sa->add_option("--length", s.length, "characters to generate")
+      ->check(count)
+      ->capture_default_str();
   sa->add_option("--temperature", s.temperature, "0 = greedy; higher = more random")
+      ->check(nonneg)
       ->capture_default_str();
   sa->add_option("--top-k", s.top_k, "sample among the k most likely (0 = all)")
+      ->check(count)
       ->capture_default_str();
-  sa->add_option("--seed", s.seed, "sampling seed")->capture_default_str();
+  sa->add_option("--seed", s.seed, "sampling seed")->check(count)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
-
-  try {
-    return tr->parsed() ? train(t) : sample(s);
-  } catch (const tg::Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 1;
-  }
+  return tg::examples::run_program("tiny_lm", [&] { return tr->parsed() ? train(t) : sample(s); });
 }

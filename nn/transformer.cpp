@@ -7,6 +7,25 @@
 namespace tg::nn {
 
 // ---------------------------------------------------------------- config
+int64_t TransformerConfig::num_parameters() const {
+  // tok_emb (V x C) and head (C x V); per block two RMSNorm weights (C each), qkv (C x 3C),
+  // proj (C x C) and the SwiGLU's w1, w3 (C x F) and w2 (F x C); the final norm (C).
+  int64_t total = 0;
+  auto add = [&](std::initializer_list<int64_t> factors, int64_t times = 1) {
+    int64_t p = times;
+    for (int64_t f : factors) {
+      if (__builtin_mul_overflow(p, f, &p)) p = INT64_MAX;
+    }
+    if (__builtin_add_overflow(total, p, &total)) total = INT64_MAX;
+  };
+  add({vocab_size, d_model}, 2);
+  add({n_layers, d_model}, 2);
+  add({n_layers, d_model, d_model}, 4);
+  add({n_layers, d_model, d_ff}, 3);
+  add({d_model});
+  return total;
+}
+
 void TransformerConfig::validate() const {
   auto positive = [](const char* name, int64_t v) {
     TG_CHECK(v > 0, ValueError, "TransformerConfig: {} must be > 0, got {}", name, v);
@@ -25,6 +44,21 @@ void TransformerConfig::validate() const {
   TG_CHECK(norm_eps > 0, ValueError, "TransformerConfig: norm_eps must be > 0, got {}", norm_eps);
   TG_CHECK(rope_theta > 0, ValueError, "TransformerConfig: rope_theta must be > 0, got {}",
            rope_theta);
+  // Each size below 2^24 first, so that the products of num_parameters cannot overflow.
+  constexpr int64_t kMaxSize = int64_t{1} << 24;
+  for (const auto& [name, v] : {std::pair{"vocab_size", vocab_size},
+                                {"context_length", context_length},
+                                {"d_model", d_model},
+                                {"n_layers", n_layers},
+                                {"d_ff", d_ff}}) {
+    TG_CHECK(v <= kMaxSize, ValueError, "TransformerConfig: {} {} is more than 2^24", name, v);
+  }
+  const int64_t n = num_parameters();
+  TG_CHECK(n <= kMaxParameters, ValueError,
+           "TransformerConfig: vocab_size {}, d_model {}, n_layers {} and d_ff {} make a model of "
+           "{:.3g} parameters ({:.3g} GiB of float32); the limit is 2^31",
+           vocab_size, d_model, n_layers, d_ff, static_cast<double>(n),
+           static_cast<double>(n) * 4 / (1 << 30));
 }
 
 std::string TransformerConfig::to_json() const {

@@ -43,7 +43,15 @@ struct TransformerConfig {
   bool rope = false;  ///< rotary position embedding on q and k (else: no positions at all)
   double rope_theta = 10000.0;
 
-  /// ValueError naming the first field that makes no sense (e.g. d_model % n_heads != 0).
+  /// The largest model a config may describe: 2^31 parameters, 8 GiB of float32 before
+  /// gradients and optimizer state. A checkpoint's config is checked against it before
+  /// anything is allocated.
+  static constexpr int64_t kMaxParameters = int64_t{1} << 31;
+  /// The parameters TransformerLM(*this) has, computed without building it (INT64_MAX
+  /// when the count overflows).
+  int64_t num_parameters() const;
+  /// ValueError naming the first field that makes no sense (e.g. d_model % n_heads != 0),
+  /// or the sizes when the model would exceed kMaxParameters.
   void validate() const;
   /// One JSON object with every field, for checkpoint metadata.
   std::string to_json() const;

@@ -140,6 +140,19 @@ TEST(TransformerTest, EveryParameterGetsAGradient) {
   }
 }
 
+TEST(TransformerTest, TheConfigCountsTheParametersWithoutBuildingTheModel) {
+  for (const bool rope : {false, true}) {
+    TransformerConfig c = tiny_config();
+    c.rope = rope;
+    c.n_layers = 3;
+    c.d_ff = 12;
+    EXPECT_EQ(c.num_parameters(), TransformerLM(c).num_parameters());
+  }
+  TransformerConfig huge = tiny_config();
+  huge.n_layers = int64_t{1} << 62;
+  EXPECT_EQ(huge.num_parameters(), INT64_MAX);  // saturates, no overflow
+}
+
 TEST(TransformerTest, ConfigRoundTripsThroughJson) {
   TransformerConfig c = tiny_config();
   c.rope = true;
@@ -164,6 +177,21 @@ TEST(TransformerTest, BadConfigsAndInputsAreErrors) {
   c = tiny_config();
   c.d_ff = 0;
   EXPECT_TG_THROW(TransformerLM{c}, ValueError, "d_ff", "0");
+
+  // A config from a checkpoint is checked before anything is allocated: 10^8 layers, or a
+  // width beyond 2^24, is an error naming the sizes, not an attempt to allocate terabytes.
+  c = tiny_config();
+  c.n_layers = 100'000'000;
+  EXPECT_TG_THROW(TransformerConfig::from_json(c.to_json()), ValueError, "n_layers 100000000",
+                  "2^24");
+  c = tiny_config();
+  c.d_model = 4096;
+  c.n_layers = 1000;
+  EXPECT_TG_THROW(TransformerConfig::from_json(c.to_json()), ValueError, "d_model 4096",
+                  "n_layers 1000", "6.73e+10 parameters", "limit is 2^31");
+  c = tiny_config();
+  c.d_ff = int64_t{1} << 40;
+  EXPECT_TG_THROW(c.validate(), ValueError, "d_ff 1099511627776", "2^24");
 
   Generator gen(6);
   TransformerLM model(tiny_config(), gen);
