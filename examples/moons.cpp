@@ -128,6 +128,13 @@ int run(const Args& a) {
   std::vector<int64_t> sizes = {2};
   sizes.insert(sizes.end(), a.hidden.begin(), a.hidden.end());
   sizes.push_back(2);
+  double weights = 0;
+  for (size_t i = 0; i + 1 < sizes.size(); ++i)
+    weights += static_cast<double>(sizes[i]) * static_cast<double>(sizes[i + 1]);
+  TG_CHECK(weights <= static_cast<double>(int64_t{1} << 26), ValueError,
+           "moons: --hidden {} makes {:.3g} weights; the limit is 2^26 (a toy problem needs "
+           "a few hundred)",
+           fmt::join(a.hidden, " "), weights);
   nn::MLP model(sizes, {}, init_gen);
   nn::Adam opt(model.parameters(), {.lr = a.lr});
 

@@ -169,13 +169,14 @@ void check_train_args(const TrainArgs& a) {
            a.eval_tokens, a.context);
   TG_CHECK(a.min_lr <= a.lr, ValueError, "tiny_lm: --min-lr {} is more than --lr {}", a.min_lr,
            a.lr);
-  // Attention holds batch x heads x context^2 scores per layer, at once.
+  // Attention keeps batch x heads x context^2 probabilities per layer for the backward.
   const double scores = static_cast<double>(a.batch) * static_cast<double>(a.heads) *
-                        static_cast<double>(a.context) * static_cast<double>(a.context);
-  TG_CHECK(scores <= static_cast<double>(int64_t{1} << 30), ValueError,
-           "tiny_lm: --batch {} x --heads {} x --context {}^2 = {:.3g} attention scores per "
-           "layer ({:.3g} GiB of float32); the limit is 2^30",
-           a.batch, a.heads, a.context, scores, scores * 4 / (1 << 30));
+                        static_cast<double>(a.context) * static_cast<double>(a.context) *
+                        static_cast<double>(a.layers);
+  TG_CHECK(scores <= static_cast<double>(int64_t{1} << 28), ValueError,
+           "tiny_lm: --batch {} x --heads {} x --context {}^2 x --layers {} = {:.3g} attention "
+           "probabilities kept for the backward ({:.3g} GiB of float32); the limit is 2^28",
+           a.batch, a.heads, a.context, a.layers, scores, scores * 4 / (1 << 30));
 }
 
 int train(const TrainArgs& a) {

@@ -56,7 +56,7 @@ void TransformerConfig::validate() const {
   const int64_t n = num_parameters();
   TG_CHECK(n <= kMaxParameters, ValueError,
            "TransformerConfig: vocab_size {}, d_model {}, n_layers {} and d_ff {} make a model of "
-           "{:.3g} parameters ({:.3g} GiB of float32); the limit is 2^31",
+           "{:.3g} parameters ({:.3g} GiB of float32); the limit is 2^28",
            vocab_size, d_model, n_layers, d_ff, static_cast<double>(n),
            static_cast<double>(n) * 4 / (1 << 30));
 }

@@ -43,10 +43,10 @@ struct TransformerConfig {
   bool rope = false;  ///< rotary position embedding on q and k (else: no positions at all)
   double rope_theta = 10000.0;
 
-  /// The largest model a config may describe: 2^31 parameters, 8 GiB of float32 before
-  /// gradients and optimizer state. A checkpoint's config is checked against it before
-  /// anything is allocated.
-  static constexpr int64_t kMaxParameters = int64_t{1} << 31;
+  /// The largest model a config may describe: 2^28 parameters, 1 GiB of float32 (4 GiB
+  /// with gradients and AdamW's two moments). A checkpoint's config is checked against it
+  /// before anything is allocated.
+  static constexpr int64_t kMaxParameters = int64_t{1} << 28;
   /// The parameters TransformerLM(*this) has, computed without building it (INT64_MAX
   /// when the count overflows).
   int64_t num_parameters() const;

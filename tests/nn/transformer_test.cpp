@@ -188,7 +188,7 @@ TEST(TransformerTest, BadConfigsAndInputsAreErrors) {
   c.d_model = 4096;
   c.n_layers = 1000;
   EXPECT_TG_THROW(TransformerConfig::from_json(c.to_json()), ValueError, "d_model 4096",
-                  "n_layers 1000", "6.73e+10 parameters", "limit is 2^31");
+                  "n_layers 1000", "6.73e+10 parameters", "limit is 2^28");
   c = tiny_config();
   c.d_ff = int64_t{1} << 40;
   EXPECT_TG_THROW(c.validate(), ValueError, "d_ff 1099511627776", "2^24");
