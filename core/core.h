@@ -1,6 +1,7 @@
 // core/core.h — everything in tapegrad's core layer, in one include.
 #pragma once
 
+#include "core/atomic_file.h"
 #include "core/autograd.h"
 #include "core/broadcast.h"
 #include "core/dtype.h"

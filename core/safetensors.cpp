@@ -4,7 +4,8 @@
 // validate every header entry against the buffer before touching any data, then memcpy each
 // tensor's bytes into a fresh tensor. Writing is serialize(): sorted names, data packed
 // back to back in that order, the header padded with spaces so the buffer starts at a
-// multiple of 8 bytes. save() adds the atomic write (temp file, fsync, rename).
+// multiple of 8 bytes. save() writes those bytes with write_file_atomically
+// (core/atomic_file.h: temp file, fsync, rename).
 #include "core/safetensors.h"
 
 #include <fcntl.h>
@@ -12,7 +13,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -21,6 +21,7 @@
 #include <system_error>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/factories.h"
 
 namespace tg::safetensors {
@@ -313,43 +314,7 @@ Contents load(const std::string& path) {
 void save(const std::string& path, const std::map<std::string, Tensor>& tensors,
           const std::map<std::string, std::string>& metadata) {
   const std::string bytes = serialize(tensors, metadata);  // may throw: no file touched yet
-
-  // A name no other writer uses: this process's id, plus a counter for its threads.
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp = fmt::format("{}.tmp-{}-{}", path, ::getpid(), counter++);
-  const auto give_up = [&](const char* step, int err, bool remove) {
-    if (remove) ::unlink(tmp.c_str());
-    detail::raise<ValueError>("safetensors: cannot save '{}': {} '{}' failed: {}", path, step, tmp,
-                              errno_text(err));
-  };
-
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) give_up("creating", errno, false);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t wrote = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote < 0) {
-      const int err = errno;
-      ::close(fd);
-      give_up("writing", err, true);
-    }
-    done += static_cast<size_t>(wrote);
-  }
-  if (::fsync(fd) != 0) {
-    const int err = errno;
-    ::close(fd);
-    give_up("flushing", err, true);
-  }
-  if (::close(fd) != 0) give_up("closing", errno, true);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) give_up("renaming", errno, true);
-  // Best effort: make the rename itself durable by flushing the directory entry.
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  write_file_atomically(path, bytes, "safetensors");
 }
 
 }  // namespace tg::safetensors

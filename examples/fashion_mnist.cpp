@@ -84,6 +84,7 @@ int run(const Args& a) {
   // order; with the step count that is enough to replay the epoch's order and skip the
   // batches already done.
   const std::string ckpt = a.out + "/checkpoint.safetensors";
+  tg::remove_stale_temporaries(ckpt);  // of saves killed in an earlier run
   // The position in an epoch is the step count modulo the batches per epoch, so a resumed
   // run must cut the epoch the same way: same --batch, same number of training images.
   const std::string batching =

@@ -207,6 +207,7 @@ int train(const TrainArgs& a) {
 
   tg::examples::prepare_out_dir("tiny_lm", "--out", a.out);
   const std::string ckpt = a.out + "/checkpoint.safetensors";
+  tg::remove_stale_temporaries(ckpt);  // of saves killed in an earlier run
   int64_t step = 0;
   if (a.resume) {
     TG_CHECK(std::filesystem::exists(ckpt), ValueError,

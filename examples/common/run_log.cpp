@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "examples/common/plot.h"
 
@@ -52,9 +53,7 @@ RunLog::RunLog(RunLogOptions options) : options_(std::move(options)) {
   if (options_.resumed_at_step >= 0) {
     keep_rows_up_to(options_.resumed_at_step, header);
   } else {
-    csv_ = std::fopen(csv_path().c_str(), "w");
-    TG_CHECK(csv_ != nullptr, Error, "RunLog: cannot write '{}'", csv_path());
-    std::fputs(header.c_str(), csv_);
+    start_csv(header);
   }
   bar_ = !options_.json && !options_.force_plain && isatty(STDOUT_FILENO) != 0;
   start_ = last_draw_ = Clock::now();
@@ -100,10 +99,15 @@ void RunLog::keep_rows_up_to(int64_t step, const std::string& header) {
     }
     std::fclose(old);
   }
-  csv_ = std::fopen(csv_path().c_str(), "w");
-  TG_CHECK(csv_ != nullptr, Error, "RunLog: cannot write '{}'", csv_path());
-  std::fputs(kept.c_str(), csv_);
-  std::fflush(csv_);
+  start_csv(kept);
+}
+
+// The file is replaced, never rewritten in place: a kill at any moment leaves the old rows
+// or the new ones (core/atomic_file.h). Rows are then appended as the run goes.
+void RunLog::start_csv(const std::string& rows) {
+  write_file_atomically(csv_path(), rows, "RunLog");
+  csv_ = std::fopen(csv_path().c_str(), "a");
+  TG_CHECK(csv_ != nullptr, Error, "RunLog: cannot append to '{}'", csv_path());
 }
 
 RunLog::~RunLog() {

@@ -60,6 +60,7 @@ class RunLog {
   void draw_bar(int64_t step, double loss);
   void end_bar();
   void keep_rows_up_to(int64_t step, const std::string& header);
+  void start_csv(const std::string& rows);
 
   RunLogOptions options_;
   std::FILE* csv_ = nullptr;

@@ -122,6 +122,35 @@ TEST(RunLogTest, ResumedRunKeepsTheRowsUpToItsCheckpoint) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(RunLogTest, ResumeReplacesTheMetricsFileInsteadOfRewritingItInPlace) {
+  // A kill while a resumed run trims metrics.csv used to leave it empty: it was truncated,
+  // then rewritten. Now the kept rows go to a temporary that is renamed over the file, so
+  // the path names a complete file at every moment. The proof: a reader that opened the
+  // old file before the resume still reads all of it afterwards (the file it holds was
+  // replaced, not truncated), and no temporary is left behind.
+  const std::string dir = temp_dir("replace");
+  std::filesystem::create_directories(dir);
+  const std::string old_rows = "step,loss,lr,grad_norm,elapsed_s\n1,5,0.1,1,0.5\n2,5,0.1,1,1\n";
+  std::ofstream(dir + "/metrics.csv") << old_rows;
+  std::ifstream reader(dir + "/metrics.csv");
+  ::testing::internal::CaptureStdout();
+  {
+    RunLog log({.out_dir = dir, .total_steps = 4, .force_plain = true, .resumed_at_step = 1});
+    log.step(2, 4.0, 0.1, 1.0, 10);
+  }
+  ::testing::internal::GetCapturedStdout();
+  std::stringstream held;
+  held << reader.rdbuf();
+  EXPECT_EQ(held.str(), old_rows);
+  const std::vector<std::string> csv = lines_of(read_file(dir + "/metrics.csv"));
+  ASSERT_EQ(csv.size(), 3u);
+  EXPECT_THAT(csv[1], ::testing::StartsWith("1,5,"));
+  EXPECT_THAT(csv[2], ::testing::StartsWith("2,4,"));
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    EXPECT_THAT(entry.path().filename().string(), ::testing::Not(::testing::HasSubstr(".tmp-")));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(RunLogTest, JsonModePrintsOnlyJsonObjects) {
   const std::string dir = temp_dir("json");
   ::testing::internal::CaptureStdout();

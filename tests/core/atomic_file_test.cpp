@@ -1,0 +1,95 @@
+// tests/core/atomic_file_test.cpp — atomic writes and the cleanup of killed writers'
+// temporaries (core/atomic_file.h).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/atomic_file.h"
+#include "test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("tapegrad_atomic_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The pid of a process that has exited (and been reaped): no process has it now.
+pid_t a_dead_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+TEST(AtomicFileTest, WritesReplacesAndLeavesNoTemporary) {
+  const fs::path dir = fresh_dir("write");
+  const std::string path = (dir / "f.bin").string();
+  tg::write_file_atomically(path, "first", "test");
+  EXPECT_EQ(read_file(path), "first");
+  std::ifstream reader(path, std::ios::binary);  // holds the first file
+  tg::write_file_atomically(path, std::string("sec\0nd", 6), "test");
+  EXPECT_EQ(read_file(path), std::string("sec\0nd", 6));
+  std::stringstream held;
+  held << reader.rdbuf();
+  EXPECT_EQ(held.str(), "first");  // replaced, not rewritten in place
+  EXPECT_EQ(names_in(dir), std::vector<std::string>{"f.bin"});
+  fs::remove_all(dir);
+}
+
+TEST(AtomicFileTest, RemovesOnlyTheTemporariesOfDeadProcesses) {
+  const fs::path dir = fresh_dir("stale");
+  const std::string path = (dir / "checkpoint.safetensors").string();
+  const std::string dead = "checkpoint.safetensors.tmp-" + std::to_string(a_dead_pid()) + "-3";
+  const std::string mine = "checkpoint.safetensors.tmp-" + std::to_string(::getpid()) + "-0";
+  const std::string parent = "checkpoint.safetensors.tmp-" + std::to_string(::getppid()) + "-1";
+  for (const std::string& name : {dead, mine, parent, std::string("other.tmp-1-1"),
+                                  std::string("checkpoint.safetensors.tmp-x-1")})
+    std::ofstream(dir / name) << "partial";
+  EXPECT_EQ(tg::remove_stale_temporaries(path), 1);
+  std::vector<std::string> kept = {mine, parent, "checkpoint.safetensors.tmp-x-1", "other.tmp-1-1"};
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(names_in(dir), kept);
+
+  // The next save cleans up too.
+  std::ofstream(dir / dead) << "partial";
+  tg::write_file_atomically(path, "data", "test");
+  kept.push_back("checkpoint.safetensors");
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(names_in(dir), kept);
+  fs::remove_all(dir);
+}
+
+TEST(AtomicFileTest, AFailedWriteNamesThePathAndTheStep) {
+  const fs::path dir = fresh_dir("fail");
+  const std::string path = (dir / "missing" / "f.bin").string();
+  EXPECT_TG_THROW(tg::write_file_atomically(path, "x", "test"), ValueError,
+                  "test: cannot save '" + path + "'", "creating", "No such file or directory");
+  EXPECT_TRUE(names_in(dir).empty());
+  fs::remove_all(dir);
+}
+
+}  // namespace
