@@ -29,6 +29,10 @@ pid_t temporary_owner(std::string_view file, std::string_view name) {
   return pid > 0 ? pid : -1;
 }
 
+// kill(pid, 0) sends nothing; it fails with ESRCH when no process has `pid` in this
+// process's pid namespace (the one getpid() numbered the temporaries in; /proc may show
+// another). Anything else, EPERM included, counts as alive: a temporary left too long is
+// harmless, one removed under a live writer is not.
 bool process_is_gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
 
 }  // namespace

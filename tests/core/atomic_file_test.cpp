@@ -1,11 +1,14 @@
 // tests/core/atomic_file_test.cpp — atomic writes and the cleanup of killed writers'
 // temporaries (core/atomic_file.h).
-#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include "core/atomic_file.h"
 #include "test_util.h"
@@ -36,13 +39,16 @@ std::vector<std::string> names_in(const fs::path& dir) {
   return out;
 }
 
-// The pid of a process that has exited (and been reaped): no process has it now.
-pid_t a_dead_pid() {
-  const pid_t child = ::fork();
-  if (child == 0) ::_exit(0);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  return child;
+// A pid no process can have: Linux's pids stay below PID_MAX_LIMIT (2^22 on 64-bit).
+// (A child that was forked and reaped would do too, but where the pid counter wraps
+// quickly, another process may take its number between the reaping and the check.)
+constexpr pid_t kDeadPid = (1 << 22) + 17;
+
+// What kill(pid, 0) answers, for the message of a failing check.
+std::string kill_answer(pid_t pid) {
+  const int rc = ::kill(pid, 0);
+  return fmt::format("kill({}, 0) = {}{}", pid, rc,
+                     rc == 0 ? "" : " errno " + std::to_string(errno));
 }
 
 TEST(AtomicFileTest, WritesReplacesAndLeavesNoTemporary) {
@@ -63,12 +69,14 @@ TEST(AtomicFileTest, WritesReplacesAndLeavesNoTemporary) {
 TEST(AtomicFileTest, RemovesOnlyTheTemporariesOfDeadProcesses) {
   const fs::path dir = fresh_dir("stale");
   const std::string path = (dir / "checkpoint.safetensors").string();
-  const std::string dead = "checkpoint.safetensors.tmp-" + std::to_string(a_dead_pid()) + "-3";
+  const std::string dead = "checkpoint.safetensors.tmp-" + std::to_string(kDeadPid) + "-3";
   const std::string mine = "checkpoint.safetensors.tmp-" + std::to_string(::getpid()) + "-0";
   const std::string parent = "checkpoint.safetensors.tmp-" + std::to_string(::getppid()) + "-1";
   for (const std::string& name : {dead, mine, parent, std::string("other.tmp-1-1"),
                                   std::string("checkpoint.safetensors.tmp-x-1")})
     std::ofstream(dir / name) << "partial";
+  SCOPED_TRACE(fmt::format("dead: {}; this process: {}; its parent: {}", kill_answer(kDeadPid),
+                           kill_answer(::getpid()), kill_answer(::getppid())));
   EXPECT_EQ(tg::remove_stale_temporaries(path), 1);
   std::vector<std::string> kept = {mine, parent, "checkpoint.safetensors.tmp-x-1", "other.tmp-1-1"};
   std::sort(kept.begin(), kept.end());
