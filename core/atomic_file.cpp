@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <charconv>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <system_error>
 
 #include "core/error.h"
@@ -35,6 +37,17 @@ pid_t temporary_owner(std::string_view file, std::string_view name) {
 // harmless, one removed under a live writer is not.
 bool process_is_gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
 
+// The temporaries this process is writing now (file names). A temporary that carries this
+// process's pid but is not among them was left by an earlier process that had the same pid:
+// pids are reused, and a fresh container numbers its processes the same way every time.
+std::mutex in_flight_mutex;
+std::set<std::string> in_flight;
+
+bool is_in_flight(const std::string& file) {
+  std::lock_guard lock(in_flight_mutex);
+  return in_flight.count(file) > 0;
+}
+
 }  // namespace
 
 int remove_stale_temporaries(const std::string& path) {
@@ -45,8 +58,10 @@ int remove_stale_temporaries(const std::string& path) {
   std::error_code ec;
   int removed = 0;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const pid_t owner = temporary_owner(it->path().filename().string(), name);
-    if (owner < 0 || owner == ::getpid() || !process_is_gone(owner)) continue;
+    const std::string file = it->path().filename().string();
+    const pid_t owner = temporary_owner(file, name);
+    if (owner < 0) continue;
+    if (owner == ::getpid() ? is_in_flight(file) : !process_is_gone(owner)) continue;
     std::error_code gone;
     if (fs::remove(it->path(), gone)) ++removed;
   }
@@ -55,16 +70,39 @@ int remove_stale_temporaries(const std::string& path) {
 
 void write_file_atomically(const std::string& path, std::string_view bytes, std::string_view what) {
   remove_stale_temporaries(path);
-  // A name no other writer uses: this process's id, plus a counter for its threads.
+  // A name no other writer uses: this process's id, plus a counter for its threads. Should
+  // the name exist all the same (a leftover the clean-up could not remove), take the next.
   static std::atomic<uint64_t> counter{0};
-  const std::string tmp = fmt::format("{}.tmp-{}-{}", path, ::getpid(), counter++);
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 16; ++attempt) {
+    tmp = fmt::format("{}.tmp-{}-{}", path, ::getpid(), counter++);
+    {
+      std::lock_guard lock(in_flight_mutex);
+      in_flight.insert(std::filesystem::path(tmp).filename().string());
+    }
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      const int err = errno;
+      std::lock_guard lock(in_flight_mutex);
+      in_flight.erase(std::filesystem::path(tmp).filename().string());
+      errno = err;
+      if (err != EEXIST) break;
+    }
+  }
+  // Whatever happens next, the temporary is renamed or removed: no longer in flight.
+  struct Landed {
+    std::string file;
+    ~Landed() {
+      std::lock_guard lock(in_flight_mutex);
+      in_flight.erase(file);
+    }
+  } landed{std::filesystem::path(tmp).filename().string()};
   const auto give_up = [&](const char* step, int err, bool remove) {
     if (remove) ::unlink(tmp.c_str());
     detail::raise<ValueError>("{}: cannot save '{}': {} '{}' failed: {}", what, path, step, tmp,
                               errno_text(err));
   };
-
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) give_up("creating", errno, false);
   size_t done = 0;
   while (done < bytes.size()) {

@@ -18,7 +18,9 @@ namespace tg {
 void write_file_atomically(const std::string& path, std::string_view bytes, std::string_view what);
 
 /// Removes the files "<path>.tmp-<pid>-<n>" whose process <pid> is gone; returns how many.
-/// Temporaries of live processes (this one included) are left alone.
+/// Temporaries of other live processes are left alone, and so are those this process is
+/// writing; one with this process's pid that it is not writing was left by an earlier
+/// process with the same pid (pids are reused), and is removed.
 int remove_stale_temporaries(const std::string& path);
 
 }  // namespace tg

@@ -70,21 +70,26 @@ TEST(AtomicFileTest, RemovesOnlyTheTemporariesOfDeadProcesses) {
   const fs::path dir = fresh_dir("stale");
   const std::string path = (dir / "checkpoint.safetensors").string();
   const std::string dead = "checkpoint.safetensors.tmp-" + std::to_string(kDeadPid) + "-3";
-  const std::string mine = "checkpoint.safetensors.tmp-" + std::to_string(::getpid()) + "-0";
+  // This process's pid, but not a file it is writing: an earlier process with the same pid
+  // left it (in a fresh container pids repeat from run to run). Its name is the one this
+  // process's first save would take.
+  const std::string same_pid = "checkpoint.safetensors.tmp-" + std::to_string(::getpid()) + "-0";
   const std::string parent = "checkpoint.safetensors.tmp-" + std::to_string(::getppid()) + "-1";
-  for (const std::string& name : {dead, mine, parent, std::string("other.tmp-1-1"),
+  for (const std::string& name : {dead, same_pid, parent, std::string("other.tmp-1-1"),
                                   std::string("checkpoint.safetensors.tmp-x-1")})
     std::ofstream(dir / name) << "partial";
   SCOPED_TRACE(fmt::format("dead: {}; this process: {}; its parent: {}", kill_answer(kDeadPid),
                            kill_answer(::getpid()), kill_answer(::getppid())));
-  EXPECT_EQ(tg::remove_stale_temporaries(path), 1);
-  std::vector<std::string> kept = {mine, parent, "checkpoint.safetensors.tmp-x-1", "other.tmp-1-1"};
+  EXPECT_EQ(tg::remove_stale_temporaries(path), 2);
+  std::vector<std::string> kept = {parent, "checkpoint.safetensors.tmp-x-1", "other.tmp-1-1"};
   std::sort(kept.begin(), kept.end());
   EXPECT_EQ(names_in(dir), kept);
 
-  // The next save cleans up too.
+  // The next save cleans up too, and is not stopped by a leftover of its own pid.
   std::ofstream(dir / dead) << "partial";
+  std::ofstream(dir / same_pid) << "partial";
   tg::write_file_atomically(path, "data", "test");
+  EXPECT_EQ(read_file(path), "data");
   kept.push_back("checkpoint.safetensors");
   std::sort(kept.begin(), kept.end());
   EXPECT_EQ(names_in(dir), kept);
