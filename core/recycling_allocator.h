@@ -19,25 +19,16 @@
 //
 // Why it is safe: a block on a free list belongs to no object (its object was destroyed
 // before deallocate), and every block on a list has the same size and alignment, so any
-// of them fits the next request. AddressSanitizer could not see a use after free of a
-// recycled block, so in ASan builds the allocator passes everything to operator new and
-// delete.
+// of them fits the next request. In ASan builds a block on a free list is poisoned but for
+// its link, and so is the rounding slack of a block in use: a use after free of a recycled
+// object, or a read past its end, is reported as with plain new and delete (core/asan.h).
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <new>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TG_RECYCLE_BLOCKS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TG_RECYCLE_BLOCKS 0
-#endif
-#endif
-#ifndef TG_RECYCLE_BLOCKS
-#define TG_RECYCLE_BLOCKS 1
-#endif
+#include "core/asan.h"
 
 namespace tg::detail {
 
@@ -74,41 +65,55 @@ struct Drainer {
     FreeList& list = free_list<Bytes>();
     while (list.head != nullptr) {
       FreeList::Block* b = list.head;
+      asan_unpoison(b, Bytes);
       list.head = b->next;
-      ::operator delete (b, Bytes, std::align_val_t{kBlockAlign});
+      ::operator delete (b, std::align_val_t{kBlockAlign});
     }
     list.count = 0;
     list.closed = true;
   }
 };
 
+// A block for an object of `used` bytes (its size before rounding up to Bytes).
 template <size_t Bytes>
-void* take_block() {
+void* take_block(size_t used) {
   FreeList& list = free_list<Bytes>();
-  if (TG_RECYCLE_BLOCKS && list.head != nullptr) {
+  void* p = nullptr;
+  if (list.head != nullptr) {
     FreeList::Block* b = list.head;
+    asan_unpoison(b, Bytes);
     list.head = b->next;
     --list.count;
-    return b;
+    p = b;
+  } else {
+    p = ::operator new (Bytes, std::align_val_t{kBlockAlign});
   }
-  return ::operator new (Bytes, std::align_val_t{kBlockAlign});
+  asan_poison(static_cast<std::byte*>(p) + used, Bytes - used);
+  return p;
 }
 
 template <size_t Bytes>
 void give_block(void* p) {
   FreeList& list = free_list<Bytes>();
-  if (!TG_RECYCLE_BLOCKS || list.closed || list.count >= kMaxBlocks) {
-    ::operator delete (p, Bytes, std::align_val_t{kBlockAlign});
+  if (list.closed || list.count >= kMaxBlocks) {
+    asan_unpoison(p, Bytes);
+    ::operator delete (p, std::align_val_t{kBlockAlign});
     return;
   }
   if (!list.drainer_registered) {
     thread_local Drainer<Bytes> drainer;  // constructed here, destroyed at thread exit
     list.drainer_registered = true;
   }
+  asan_unpoison(p, Bytes);
   auto* b = static_cast<FreeList::Block*>(p);
   b->next = list.head;
   list.head = b;
   ++list.count;
+  // All but the link: LeakSanitizer follows no pointer stored in poisoned memory, and would
+  // report every block past the head of the list as leaked. The link overlays the control
+  // block's vtable pointer, which nothing but the control block itself reads.
+  asan_poison(reinterpret_cast<std::byte*>(b) + sizeof(FreeList::Block),
+              Bytes - sizeof(FreeList::Block));
 }
 
 /// A standard allocator (for std::allocate_shared) that recycles single objects through
@@ -126,10 +131,10 @@ struct RecyclingAllocator {
   T* allocate(size_t n) {
     if (n != 1)
       return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{alignof(T)}));
-    return static_cast<T*>(take_block<kBytes>());
+    return static_cast<T*>(take_block<kBytes>(sizeof(T)));
   }
   void deallocate(T* p, size_t n) {
-    if (n != 1) return ::operator delete (p, n * sizeof(T), std::align_val_t{alignof(T)});
+    if (n != 1) return ::operator delete (p, std::align_val_t{alignof(T)});
     give_block<kBytes>(p);
   }
   template <class U>

@@ -13,8 +13,11 @@
 // reused for a Storage of exactly its size. The cache holds at most kMaxCachedBytes;
 // beyond that freed blocks go back to the system.
 //
-// AddressSanitizer catches a use after free only if the memory is really freed, so the
-// cache is off in ASan builds (the sanitize preset).
+// AddressSanitizer sees a use after free only of memory that was really freed, and an
+// overflow only past the end of what malloc handed out. So in ASan builds (the sanitize
+// preset) a cached block is poisoned as a whole, and a block in use has its rounding slack
+// (the bytes past nbytes) poisoned: core/asan.h. The sanitize build thereby runs the same
+// cache as a release build, and sees what the cache would otherwise hide.
 #include "core/storage.h"
 
 #include <array>
@@ -23,24 +26,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/asan.h"
 #include "core/error.h"
-
-#if defined(__SANITIZE_ADDRESS__)  // GCC
-#define TG_ASAN 1
-#elif defined(__has_feature)  // Clang
-#if __has_feature(address_sanitizer)
-#define TG_ASAN 1
-#endif
-#endif
 
 namespace tg {
 namespace {
 
-#ifdef TG_ASAN
-constexpr bool kCacheEnabled = false;
-#else
 constexpr bool kCacheEnabled = true;
-#endif
 
 // Enough for every buffer of the benchmark workloads to be reused from step to step,
 // small enough that an idle cache cannot hold much of a machine's memory.
@@ -77,12 +69,16 @@ class BlockCache {
 
   void empty() {
     std::lock_guard lock(mutex_);
-    auto free_all = [](std::vector<std::byte*>& blocks) {
-      for (std::byte* p : blocks) std::free(p);
+    auto free_all = [](std::vector<std::byte*>& blocks, size_t bytes) {
+      for (std::byte* p : blocks) {
+        detail::asan_unpoison(p, bytes);
+        std::free(p);
+      }
       blocks = {};
     };
-    for (auto& blocks : small_) free_all(blocks);
-    for (auto& [bytes, blocks] : large_) free_all(blocks);
+    for (size_t lines = 0; lines < small_.size(); ++lines)
+      free_all(small_[lines], lines * Storage::kAlignment);
+    for (auto& [bytes, blocks] : large_) free_all(blocks, bytes);
     large_.clear();
     cached_bytes_ = 0;
   }
@@ -124,20 +120,27 @@ BlockCache& cache() {
   return *instance;
 }
 
-std::byte* allocate(size_t bytes) {
+// A block of `bytes` for a Storage of `used` bytes: only those may be touched.
+std::byte* allocate(size_t bytes, size_t used) {
   if (kCacheEnabled) {
-    if (std::byte* p = cache().take(bytes)) return p;
+    if (std::byte* p = cache().take(bytes)) {
+      detail::asan_unpoison(p, used);
+      return p;
+    }
   }
   auto* p = static_cast<std::byte*>(std::aligned_alloc(Storage::kAlignment, bytes));
   if (p == nullptr && kCacheEnabled) {
     cache().empty();  // the cached blocks may be what the system is missing
     p = static_cast<std::byte*>(std::aligned_alloc(Storage::kAlignment, bytes));
   }
+  if (p != nullptr) detail::asan_poison(p + used, bytes - used);  // the rounding slack
   return p;
 }
 
 void release(std::byte* p, size_t bytes) {
+  detail::asan_poison(p, bytes);  // in the cache, nobody's: any access is a use after free
   if (kCacheEnabled && cache().give(p, bytes)) return;
+  detail::asan_unpoison(p, bytes);
   std::free(p);
 }
 
@@ -153,7 +156,7 @@ size_t block_bytes(size_t nbytes) {
 Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
   TG_CHECK(nbytes / kAlignment + 1 <= SIZE_MAX / kAlignment, ValueError,
            "Storage: {} bytes is too large", nbytes);
-  data_ = allocate(block_bytes(nbytes));
+  data_ = allocate(block_bytes(nbytes), nbytes);
   TG_CHECK(data_ != nullptr, ValueError, "Storage: out of memory allocating {} bytes", nbytes);
 }
 

@@ -8,6 +8,9 @@
 #   scripts/setup.sh --dev    also clang-format (the formatting check in .ci/run)
 #   scripts/setup.sh --bench  also what the side-by-side benchmarks compare against:
 #                             PyTorch (python3-torch), OpenBLAS, and GNU time for peak memory
+#   scripts/setup.sh --sanitize  also clang-16 with its sanitizers, libFuzzer, OpenMP and
+#                             symbolizer: the sanitize preset and scripts/fuzz.sh (Debian's
+#                             default clang-14 lacks std::source_location)
 set -euo pipefail
 
 # graphviz is the `dot` program that renders tg::to_dot's pictures of the tape (a test
@@ -21,8 +24,10 @@ if [[ "${1:-}" == "--dev" ]]; then
   packages+=(clang-format)
 elif [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-torch python3-numpy libopenblas-dev time)
+elif [[ "${1:-}" == "--sanitize" ]]; then
+  packages+=(clang-16 libclang-rt-16-dev libomp-16-dev llvm-16)
 elif [[ $# -gt 0 ]]; then
-  echo "setup.sh: unknown argument '$1' (the options are --dev and --bench)" >&2
+  echo "setup.sh: unknown argument '$1' (the options are --dev, --bench and --sanitize)" >&2
   exit 2
 fi
 

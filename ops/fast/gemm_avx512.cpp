@@ -45,8 +45,10 @@ namespace tg::detail {
 namespace {
 
 // GCC 12 warns inside its own unpack intrinsics (they start from an "undefined" register);
-// every value here is initialised.
+// every value here is initialised. (Clang has no such warning, and would warn of the pragma.)
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 /// Transposes a 16 x 16 block held in 16 registers (row i in r[i]) in four rounds of
 /// shuffles. After round 2, u[4g + c] holds, in its 128-bit lane L, column 4L + c of the four
