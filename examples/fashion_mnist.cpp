@@ -206,6 +206,6 @@ int main(int argc, char** argv) {
       ->check(ex::whole_number(0))
       ->capture_default_str();
   app.add_flag("--resume", a.resume, "continue from OUT/checkpoint.safetensors");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = tg::examples::parse_command_line(app, argc, argv)) return *status;
   return tg::examples::run_program("fashion_mnist", [&] { return run(a); });
 }

@@ -214,6 +214,6 @@ int main(int argc, char** argv) {
   app.add_option("--out", a.out, "directory for metrics.csv, loss.svg, decision_boundary.svg")
       ->capture_default_str();
   app.add_flag("--json", a.json, "print JSON lines instead of a progress bar");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = tg::examples::parse_command_line(app, argc, argv)) return *status;
   return tg::examples::run_program("moons", [&] { return run(a); });
 }

@@ -440,6 +440,6 @@ int main(int argc, char** argv) {
       ->check(count)
       ->capture_default_str();
   sa->add_option("--seed", s.seed, "sampling seed")->check(count)->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = tg::examples::parse_command_line(app, argc, argv)) return *status;
   return tg::examples::run_program("tiny_lm", [&] { return tr->parsed() ? train(t) : sample(s); });
 }

@@ -81,6 +81,16 @@ void one_line_errors(CLI::App& app, const std::string& program) {
   });
 }
 
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints the help, or the one line of one_line_errors
+    return code == 0 ? 0 : 2;
+  }
+}
+
 int run_program(const std::string& program, const std::function<int()>& body) {
   try {
     return body();

@@ -6,13 +6,18 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace tg::examples {
 
-/// A bad command line prints one line, "<program>: <what is wrong> (see --help)", and
-/// CLI11's non-zero status.
+/// A bad command line prints one line, "<program>: <what is wrong> (see --help)".
 void one_line_errors(CLI::App& app, const std::string& program);
+
+/// Parses the command line (CLI11_PARSE, with the statuses of Unix tools): nothing when the
+/// program should go on; 0 after --help; 2 after a bad command line, whatever CLI11's own
+/// code for the kind of mistake (105, 106, ...).
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv);
 
 /// Validators for real-valued flags: a finite number > 0, or >= 0 (CLI11's PositiveNumber
 /// lets "nan" and "inf" through).
@@ -22,7 +27,8 @@ CLI::Validator non_negative_real();
 CLI::Validator whole_number(int64_t lo, int64_t hi = INT64_MAX);
 
 /// Runs `body` and returns its status. Whatever it throws becomes one line on stderr,
-/// prefixed with "<program>: " unless the message already starts with it, and status 1:
+/// prefixed with "<program>: " unless the message already starts with it, and status 1
+/// (a command line that parsed but fails while running, a bad file included):
 /// a tg::Error, a file-system error, running out of memory, anything else.
 int run_program(const std::string& program, const std::function<int()>& body);
 

@@ -1,6 +1,7 @@
 # tests/examples/refuses.cmake — a program given a bad command line or a bad file refuses it
-# properly: a non-zero exit status (not a signal), exactly one line on stderr, and that line
-# matches EXPECT (it names the flag, path or value).
+# properly: exit status 2 for a bad command line or 1 for a failure while running (never a
+# signal), exactly one line on stderr, and that line matches EXPECT (it names the flag, path
+# or value).
 #
 #   cmake -DRUN="prog|--flag|value" -DEXPECT=regex [-DWORK_DIR=dir] [-DUNCHANGED=file]
 #         [-DREQUIRE_PATH=path] [-DNAME=test-name] -P refuses.cmake
@@ -8,7 +9,7 @@
 # UNCHANGED names a file the refused run must leave byte for byte as it was (a checkpoint a
 # refused --resume must not touch). A missing REQUIRE_PATH skips the test (exit code 77).
 # With the environment variable TAPEGRAD_ERROR_LOG set to a directory, the command and the
-# line it printed are appended there for the table of errors (scripts/error_table.sh).
+# line it printed are written there for the table of errors (scripts/error_table.sh).
 cmake_minimum_required(VERSION 3.25)
 
 if(DEFINED REQUIRE_PATH AND NOT EXISTS "${REQUIRE_PATH}")
@@ -35,6 +36,10 @@ endif()
 if(code EQUAL 0)
   message(FATAL_ERROR "the program accepted it (exit status 0)")
 endif()
+if(NOT code MATCHES "^[12]$")
+  message(FATAL_ERROR "exit status ${code}: expected 2 (a bad command line) or 1 (a failure "
+                      "while running, a bad file included)")
+endif()
 string(REGEX REPLACE "\n$" "" line "${err}")
 if(line STREQUAL "" OR line MATCHES "\n")
   message(FATAL_ERROR "expected exactly one line on stderr")
@@ -50,18 +55,26 @@ if(DEFINED UNCHANGED)
 endif()
 
 if(DEFINED ENV{TAPEGRAD_ERROR_LOG} AND DEFINED NAME)
+  # The record of tests/support/test_util.h's record_error, for tools/error_table.h.
   list(GET command 0 program)
   get_filename_component(program "${program}" NAME)
   list(SUBLIST command 1 -1 args)
-  list(JOIN args " " args)
+  list(PREPEND args "${program}")
+  list(JOIN args " " statement)
+  set(test "refuses.${NAME}")
+  set(file "${CMAKE_CURRENT_LIST_DIR}/refusal_cases.cmake")
+  set(kind "exit status ${code}")
+  set(message "${line}")
   set(record "{}")
-  foreach(field IN ITEMS NAME program args line EXPECT)
+  foreach(field IN ITEMS test file statement kind message)
     # string(JSON ... SET) takes JSON text: quote and escape each value.
     set(value "${${field}}")
     string(REPLACE "\\" "\\\\" value "${value}")
     string(REPLACE "\"" "\\\"" value "${value}")
-    string(TOLOWER ${field} key)
-    string(JSON record SET "${record}" ${key} "\"${value}\"")
+    string(REPLACE "\t" "\\t" value "${value}")
+    string(JSON record SET "${record}" ${field} "\"${value}\"")
   endforeach()
-  file(APPEND "$ENV{TAPEGRAD_ERROR_LOG}/refusals.jsonl" "${record}\n")
+  # One line (string(JSON) indents its output), one file per test (tests run in parallel).
+  string(REPLACE "\n" "" record "${record}")
+  file(WRITE "$ENV{TAPEGRAD_ERROR_LOG}/refuses.${NAME}.jsonl" "${record}\n")
 endif()
