@@ -1,0 +1,236 @@
+// bench/threads_table.cpp — see threads_table.h.
+#include "bench/threads_table.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace tg::bench {
+namespace {
+
+using nlohmann::json;
+
+std::string family(const std::string& framework) {
+  for (const char* name : {"pytorch", "tapegrad"})
+    if (framework.rfind(name, 0) == 0) return name;
+  return framework;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string number(double v) {
+  if (!std::isfinite(v)) return "-";
+  return v >= 100  ? fmt::format("{:.0f}", v)
+         : v >= 10 ? fmt::format("{:.1f}", v)
+                   : fmt::format("{:.3g}", v);
+}
+
+std::string label(const ThreadRow& row) {
+  std::string s = row.workload;
+  if (!row.shape.empty()) s += " " + row.shape;
+  return s + " (" + row.figure + ")";
+}
+
+// PyTorch's best: its lowest median over every thread count it ran at.
+double pytorch_best(const ThreadRow& row, int* at) {
+  double best = std::numeric_limits<double>::quiet_NaN();
+  const auto it = row.runs.find("pytorch");
+  if (it == row.runs.end()) return best;
+  for (const auto& [threads, values] : it->second) {
+    const double m = median_of(values);
+    if (!(m >= best)) {
+      best = m;
+      *at = threads;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+const std::map<std::string, std::string>& thread_figures() {
+  static const std::map<std::string, std::string> figures = {
+      {"tiny_lm_train_step", "ms_per_step"},
+      {"mlp_fashion_mnist_epoch", "seconds"},
+      {"linear_fwd_bwd", "ms"},
+      {"rmsnorm_fwd_bwd", "ms"},
+      {"cross_entropy_fwd_bwd", "ms"},
+      {"embedding_fwd_bwd", "ms"},
+      {"tiny_op_overhead", "us_per_op"},
+  };
+  return figures;
+}
+
+std::vector<ThreadRun> parse_thread_runs(std::istream& in) {
+  std::vector<ThreadRun> out;
+  for (std::string text; std::getline(in, text);) {
+    const json line = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!line.is_object() || !line.contains("workload") || !line["workload"].is_string()) continue;
+    if (line.value("best", false)) continue;  // a copy of a run already read
+    const auto fig = thread_figures().find(line["workload"].get<std::string>());
+    if (fig == thread_figures().end()) continue;
+    if (!line.contains("framework") || !line["framework"].is_string() ||
+        !line.contains(fig->second) || !line[fig->second].is_number())
+      continue;
+    // torch_reference.py's ops and overhead lines name only their OpenBLAS threads, which
+    // the sweep sets equal to PyTorch's own ("--threads T --blas-threads T").
+    int threads = 0;
+    if (line.contains("threads") && line["threads"].is_number_integer()) {
+      threads = line["threads"].get<int>();
+    } else if (line.contains("blas_threads") && line["blas_threads"].is_string()) {
+      const std::string b = line["blas_threads"].get<std::string>();
+      if (b.empty() || b.find_first_not_of("0123456789") != std::string::npos) continue;
+      threads = std::stoi(b);
+    } else {
+      continue;
+    }
+    ThreadRun r;
+    r.workload = fig->first;
+    r.shape = line.contains("shape") ? line["shape"].dump() : "";
+    r.framework = family(line["framework"].get<std::string>());
+    r.threads = threads;
+    r.value = line[fig->second].get<double>();
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<ThreadRow> thread_rows(const std::vector<ThreadRun>& runs) {
+  // The lm and mlp first: they are what a user trains.
+  const std::vector<std::string> order = {
+      "tiny_lm_train_step",    "mlp_fashion_mnist_epoch", "linear_fwd_bwd",  "rmsnorm_fwd_bwd",
+      "cross_entropy_fwd_bwd", "embedding_fwd_bwd",       "tiny_op_overhead"};
+  std::vector<ThreadRow> rows;
+  for (const std::string& workload : order) {
+    std::vector<std::string> shapes;  // in input order
+    for (const ThreadRun& r : runs)
+      if (r.workload == workload &&
+          std::find(shapes.begin(), shapes.end(), r.shape) == shapes.end())
+        shapes.push_back(r.shape);
+    for (const std::string& shape : shapes) {
+      ThreadRow row{workload, shape, thread_figures().at(workload), {}};
+      for (const ThreadRun& r : runs)
+        if (r.workload == workload && r.shape == shape)
+          row.runs[r.framework][r.threads].push_back(r.value);
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+std::vector<int> thread_counts(const std::vector<ThreadRow>& rows) {
+  std::set<int> all;
+  for (const ThreadRow& row : rows)
+    for (const auto& [framework, by_threads] : row.runs)
+      for (const auto& [threads, values] : by_threads) all.insert(threads);
+  return {all.begin(), all.end()};
+}
+
+double median_at(const ThreadRow& row, const std::string& framework, int threads) {
+  const auto f = row.runs.find(framework);
+  if (f == row.runs.end()) return std::numeric_limits<double>::quiet_NaN();
+  const auto t = f->second.find(threads);
+  if (t == f->second.end() || t->second.empty()) return std::numeric_limits<double>::quiet_NaN();
+  return median_of(t->second);
+}
+
+std::string thread_table(const std::vector<ThreadRow>& rows) {
+  const std::vector<int> threads = thread_counts(rows);
+  std::string out = "| workload (figure) |";
+  std::string rule = "|---|";
+  for (const int t : threads) {
+    out += fmt::format(" {} thread{} |", t, t == 1 ? "" : "s");
+    rule += "---|";
+  }
+  out += " PyTorch best |\n" + rule + "---|\n";
+  for (const ThreadRow& row : rows) {
+    out += "| " + label(row) + " |";
+    for (const int t : threads) {
+      const double ours = median_at(row, "tapegrad", t), theirs = median_at(row, "pytorch", t);
+      if (std::isfinite(ours) && std::isfinite(theirs))
+        out += fmt::format(" {} / {} ({:.2f}x) |", number(ours), number(theirs), theirs / ours);
+      else out += fmt::format(" {} / {} |", number(ours), number(theirs));
+    }
+    int at = 0;
+    const double best = pytorch_best(row, &at);
+    out += std::isfinite(best) ? fmt::format(" {} at {} |\n", number(best), at) : " - |\n";
+  }
+  out +=
+      "\nEach cell: tapegrad / PyTorch, medians at that thread count (lower is better), and in "
+      "brackets how many times faster tapegrad is (PyTorch / tapegrad).\n";
+
+  // Scaling of tapegrad itself, for what a user trains.
+  std::string scaling;
+  for (const ThreadRow& row : rows) {
+    if (row.workload != "tiny_lm_train_step" && row.workload != "mlp_fashion_mnist_epoch") continue;
+    const double one = median_at(row, "tapegrad", 1);
+    if (!std::isfinite(one)) continue;
+    scaling += "| " + label(row) + " |";
+    for (const int t : threads) {
+      const double m = median_at(row, "tapegrad", t);
+      scaling += std::isfinite(m) ? fmt::format(" {:.2f}x, {:.0f}% |", one / m, 100 * one / m / t)
+                                  : std::string(" - |");
+    }
+    scaling += "\n";
+  }
+  if (!scaling.empty()) {
+    out += "\n| tapegrad: speed-up over 1 thread, parallel efficiency |";
+    std::string rule2 = "|---|";
+    for (const int t : threads) {
+      out += fmt::format(" {} |", t);
+      rule2 += "---|";
+    }
+    out += "\n" + rule2 + "\n" + scaling;
+  }
+  return out;
+}
+
+std::string thread_json(const std::vector<ThreadRow>& rows) {
+  json all = json::array();
+  for (const ThreadRow& row : rows) {
+    for (const int t : thread_counts({row})) {
+      json o = {{"workload", row.workload}, {"figure", row.figure}, {"threads", t}};
+      if (!row.shape.empty()) o["shape"] = json::parse(row.shape);
+      for (const char* framework : {"tapegrad", "pytorch"}) {
+        const double m = median_at(row, framework, t);
+        if (!std::isfinite(m)) continue;
+        o[std::string(framework) + "_median"] = m;
+        o[std::string(framework) + "_runs"] = row.runs.at(framework).at(t).size();
+      }
+      if (o.contains("tapegrad_median") && o.contains("pytorch_median"))
+        o["ratio"] = o["pytorch_median"].get<double>() / o["tapegrad_median"].get<double>();
+      all.push_back(std::move(o));
+    }
+  }
+  return all.dump(1) + "\n";
+}
+
+std::vector<examples::Series> thread_series(const std::vector<ThreadRow>& rows,
+                                            const std::string& workload) {
+  std::vector<examples::Series> out;
+  const auto row = std::find_if(rows.begin(), rows.end(),
+                                [&](const ThreadRow& r) { return r.workload == workload; });
+  if (row == rows.end()) return out;
+  for (const auto& [framework, name, color] :
+       {std::tuple{"tapegrad", "tapegrad", "#d62728"}, {"pytorch", "PyTorch", "#1f77b4"}}) {
+    const auto f = row->runs.find(framework);
+    if (f == row->runs.end()) continue;
+    examples::Series s{name, color, {}, {}};
+    for (const auto& [threads, values] : f->second) {
+      s.x.push_back(threads);
+      s.y.push_back(median_of(values));
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace tg::bench

@@ -1,0 +1,63 @@
+// bench/threads_table.h — the thread sweep's numbers: JSON lines of tapegrad-bench and
+// torch_reference.py at 1, 2, 4, ... threads in, a markdown table, a JSON summary and plot
+// series out (bench/threads.cpp is the program around it; scripts/bench_threads.sh runs the
+// sweep).
+#pragma once
+
+#include <istream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "examples/common/plot.h"
+
+namespace tg::bench {
+
+/// One figure of one run: a JSON line of a workload the sweep knows.
+struct ThreadRun {
+  std::string workload;   ///< "tiny_lm_train_step", "linear_fwd_bwd", ...
+  std::string shape;      ///< the line's "shape" as JSON text ("[128,784,256]"), or ""
+  std::string framework;  ///< "tapegrad" or "pytorch" (the version suffix dropped)
+  int threads = 0;
+  double value = 0;  ///< the workload's figure (ms, seconds or us, lower is better)
+};
+
+/// The figure each workload is judged by: ms_per_step for the lm, seconds for an mlp
+/// epoch, ms for the ops, us_per_op for the overhead. Lower is better for all of them.
+const std::map<std::string, std::string>& thread_figures();
+
+/// Reads JSON lines and keeps those of known workloads that carry "framework", "threads"
+/// (or, as torch_reference.py's ops lines do, only "blas_threads", which the sweep sets to
+/// the same count) and the workload's figure; anything else (other output, PyTorch's
+/// "best" summary lines, blank lines) is skipped.
+std::vector<ThreadRun> parse_thread_runs(std::istream& in);
+
+/// One workload at one shape: framework -> threads -> its values, in input order.
+struct ThreadRow {
+  std::string workload, shape, figure;
+  std::map<std::string, std::map<int, std::vector<double>>> runs;
+};
+
+/// The rows, in the order of thread_figures()'s workloads, then by shape.
+std::vector<ThreadRow> thread_rows(const std::vector<ThreadRun>& runs);
+
+/// The thread counts any row has, ascending.
+std::vector<int> thread_counts(const std::vector<ThreadRow>& rows);
+
+/// The median of one framework at one thread count, or NaN when it has no run there.
+double median_at(const ThreadRow& row, const std::string& framework, int threads);
+
+/// A markdown table: a row per workload and shape, a column per thread count holding
+/// "tapegrad / PyTorch (ratio)" medians, where the ratio is PyTorch / tapegrad (above 1:
+/// tapegrad is faster), and PyTorch's best over all thread counts; then, for the lm and mlp,
+/// tapegrad's speed-up over 1 thread and its parallel efficiency (speed-up / threads).
+std::string thread_table(const std::vector<ThreadRow>& rows);
+
+/// The same numbers as JSON: one object per (workload, shape, threads).
+std::string thread_json(const std::vector<ThreadRow>& rows);
+
+/// Time against threads of one workload (its first shape), a series per framework.
+std::vector<examples::Series> thread_series(const std::vector<ThreadRow>& rows,
+                                            const std::string& workload);
+
+}  // namespace tg::bench
