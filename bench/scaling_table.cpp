@@ -14,14 +14,6 @@ using nlohmann::json;
 
 constexpr int64_t kLayers = 4, kVocab = 128;
 
-/// "pytorch-1.13.0" -> "pytorch", "tapegrad-0.1.0" -> "tapegrad"; anything else as is.
-std::string family(const std::string& framework) {
-  for (const char* name : {"pytorch", "tapegrad"}) {
-    if (framework.rfind(name, 0) == 0) return name;
-  }
-  return framework;
-}
-
 /// The FLOPs of one forward pass, split into the weight matrices' part and attention's.
 struct ForwardFlops {
   double weights = 0, attention = 0;
@@ -76,7 +68,7 @@ std::vector<Measurement> parse_measurements(std::istream& in) {
       return line.contains(key) && line[key].is_number();
     };
     if (!number("d_model") || !number("context") || !number("ms_per_step")) continue;
-    out.push_back({.framework = family(line.value("framework", "")),
+    out.push_back({.framework = framework_family(line.value("framework", "")),
                    .d_model = line["d_model"].get<int64_t>(),
                    .context = line["context"].get<int64_t>(),
                    .params = number("params") ? line["params"].get<int64_t>() : 0,
@@ -106,6 +98,13 @@ std::vector<ScalingRow> sweep_rows(const std::vector<Measurement>& measurements,
   std::vector<ScalingRow> rows;
   for (auto& [value, row] : by_value) rows.push_back(std::move(row));
   return rows;
+}
+
+std::string framework_family(const std::string& framework) {
+  for (const char* name : {"pytorch", "tapegrad"}) {
+    if (framework.rfind(name, 0) == 0) return name;
+  }
+  return framework;
 }
 
 double median(std::vector<double> values) {

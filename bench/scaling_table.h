@@ -75,6 +75,9 @@ std::vector<ScalingRow> sweep_rows(const std::vector<Measurement>& measurements,
 /// Median of a non-empty list (the mean of the middle two for an even count).
 double median(std::vector<double> values);
 
+/// "pytorch-1.13.0" -> "pytorch", "tapegrad-0.1.0" -> "tapegrad"; anything else as is.
+std::string framework_family(const std::string& framework);
+
 /// A markdown table of one sweep: the swept value, params, GFLOP per step (lm_step_flops),
 /// the attention share of those FLOPs, each framework's median ms/step, how many times
 /// faster tapegrad is (PyTorch ms / tapegrad ms), each framework's GFLOP/s and the number

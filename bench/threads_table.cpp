@@ -1,6 +1,8 @@
 // bench/threads_table.cpp — see threads_table.h.
 #include "bench/threads_table.h"
 
+#include "bench/scaling_table.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,18 +15,6 @@ namespace tg::bench {
 namespace {
 
 using nlohmann::json;
-
-std::string family(const std::string& framework) {
-  for (const char* name : {"pytorch", "tapegrad"})
-    if (framework.rfind(name, 0) == 0) return name;
-  return framework;
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 std::string number(double v) {
   if (!std::isfinite(v)) return "-";
@@ -45,7 +35,7 @@ double pytorch_best(const ThreadRow& row, int* at) {
   const auto it = row.runs.find("pytorch");
   if (it == row.runs.end()) return best;
   for (const auto& [threads, values] : it->second) {
-    const double m = median_of(values);
+    const double m = median(values);
     if (!(m >= best)) {
       best = m;
       *at = threads;
@@ -95,7 +85,7 @@ std::vector<ThreadRun> parse_thread_runs(std::istream& in) {
     ThreadRun r;
     r.workload = fig->first;
     r.shape = line.contains("shape") ? line["shape"].dump() : "";
-    r.framework = family(line["framework"].get<std::string>());
+    r.framework = framework_family(line["framework"].get<std::string>());
     r.threads = threads;
     r.value = line[fig->second].get<double>();
     out.push_back(std::move(r));
@@ -139,7 +129,7 @@ double median_at(const ThreadRow& row, const std::string& framework, int threads
   if (f == row.runs.end()) return std::numeric_limits<double>::quiet_NaN();
   const auto t = f->second.find(threads);
   if (t == f->second.end() || t->second.empty()) return std::numeric_limits<double>::quiet_NaN();
-  return median_of(t->second);
+  return median(t->second);
 }
 
 std::string thread_table(const std::vector<ThreadRow>& rows) {
@@ -226,7 +216,7 @@ std::vector<examples::Series> thread_series(const std::vector<ThreadRow>& rows,
     examples::Series s{name, color, {}, {}};
     for (const auto& [threads, values] : f->second) {
       s.x.push_back(threads);
-      s.y.push_back(median_of(values));
+      s.y.push_back(median(values));
     }
     out.push_back(std::move(s));
   }

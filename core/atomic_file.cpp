@@ -73,31 +73,31 @@ void write_file_atomically(const std::string& path, std::string_view bytes, std:
   // A name no other writer uses: this process's id, plus a counter for its threads. Should
   // the name exist all the same (a leftover the clean-up could not remove), take the next.
   static std::atomic<uint64_t> counter{0};
-  std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; fd < 0 && attempt < 16; ++attempt) {
-    tmp = fmt::format("{}.tmp-{}-{}", path, ::getpid(), counter++);
-    {
-      std::lock_guard lock(in_flight_mutex);
-      in_flight.insert(std::filesystem::path(tmp).filename().string());
-    }
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      const int err = errno;
-      std::lock_guard lock(in_flight_mutex);
-      in_flight.erase(std::filesystem::path(tmp).filename().string());
-      errno = err;
-      if (err != EEXIST) break;
-    }
-  }
-  // Whatever happens next, the temporary is renamed or removed: no longer in flight.
-  struct Landed {
+  // The temporary's name is in `in_flight` from before it is created until this function
+  // returns, renamed or removed, so that no clean-up (of another thread) takes it for stale.
+  struct InFlight {
     std::string file;
-    ~Landed() {
+    void set(std::string next) {
+      std::lock_guard lock(in_flight_mutex);
+      in_flight.erase(file);
+      file = std::move(next);
+      in_flight.insert(file);
+    }
+    ~InFlight() {
       std::lock_guard lock(in_flight_mutex);
       in_flight.erase(file);
     }
-  } landed{std::filesystem::path(tmp).filename().string()};
+  } registered;
+  const std::string name = std::filesystem::path(path).filename().string();
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    const std::string suffix = fmt::format(".tmp-{}-{}", ::getpid(), counter++);
+    registered.set(name + suffix);
+    tmp = path + suffix;
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST) break;
+  }
   const auto give_up = [&](const char* step, int err, bool remove) {
     if (remove) ::unlink(tmp.c_str());
     detail::raise<ValueError>("{}: cannot save '{}': {} '{}' failed: {}", what, path, step, tmp,

@@ -32,8 +32,6 @@
 namespace tg {
 namespace {
 
-constexpr bool kCacheEnabled = true;
-
 // Enough for every buffer of the benchmark workloads to be reused from step to step,
 // small enough that an idle cache cannot hold much of a machine's memory.
 constexpr size_t kMaxCachedBytes = size_t{1} << 30;  // 1 GiB
@@ -122,14 +120,12 @@ BlockCache& cache() {
 
 // A block of `bytes` for a Storage of `used` bytes: only those may be touched.
 std::byte* allocate(size_t bytes, size_t used) {
-  if (kCacheEnabled) {
-    if (std::byte* p = cache().take(bytes)) {
-      detail::asan_unpoison(p, used);
-      return p;
-    }
+  if (std::byte* p = cache().take(bytes)) {
+    detail::asan_unpoison(p, used);
+    return p;
   }
   auto* p = static_cast<std::byte*>(std::aligned_alloc(Storage::kAlignment, bytes));
-  if (p == nullptr && kCacheEnabled) {
+  if (p == nullptr) {
     cache().empty();  // the cached blocks may be what the system is missing
     p = static_cast<std::byte*>(std::aligned_alloc(Storage::kAlignment, bytes));
   }
@@ -139,7 +135,7 @@ std::byte* allocate(size_t bytes, size_t used) {
 
 void release(std::byte* p, size_t bytes) {
   detail::asan_poison(p, bytes);  // in the cache, nobody's: any access is a use after free
-  if (kCacheEnabled && cache().give(p, bytes)) return;
+  if (cache().give(p, bytes)) return;
   detail::asan_unpoison(p, bytes);
   std::free(p);
 }
@@ -162,12 +158,10 @@ Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
 
 Storage::~Storage() { release(data_, block_bytes(nbytes_)); }
 
-void empty_storage_cache() {
-  if (kCacheEnabled) cache().empty();
-}
+void empty_storage_cache() { cache().empty(); }
 
-size_t storage_cache_bytes() { return kCacheEnabled ? cache().bytes() : 0; }
+size_t storage_cache_bytes() { return cache().bytes(); }
 
-bool storage_cache_enabled() { return kCacheEnabled; }
+bool storage_cache_enabled() { return true; }
 
 }  // namespace tg

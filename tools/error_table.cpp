@@ -164,16 +164,14 @@ std::string render_table(std::vector<ErrorRecord> records, const Roots& roots) {
   }
   // One row per (test, statement, message): the ops' tests run twice (once per kernel path)
   // and a statement in a loop may meet several messages.
-  std::sort(records.begin(), records.end(), [](const ErrorRecord& a, const ErrorRecord& b) {
-    return std::tie(a.file, a.line, a.test, a.statement, a.kind, a.message) <
-           std::tie(b.file, b.line, b.test, b.statement, b.kind, b.message);
-  });
+  const auto key = [](const ErrorRecord& r) {
+    return std::tie(r.file, r.line, r.test, r.statement, r.kind, r.message);
+  };
+  std::sort(records.begin(), records.end(),
+            [&](const ErrorRecord& a, const ErrorRecord& b) { return key(a) < key(b); });
   records.erase(
       std::unique(records.begin(), records.end(),
-                  [](const ErrorRecord& a, const ErrorRecord& b) {
-                    return std::tie(a.file, a.line, a.test, a.statement, a.kind, a.message) ==
-                           std::tie(b.file, b.line, b.test, b.statement, b.kind, b.message);
-                  }),
+                  [&](const ErrorRecord& a, const ErrorRecord& b) { return key(a) == key(b); }),
       records.end());
 
   std::map<std::string, std::vector<const ErrorRecord*>> by_area;
