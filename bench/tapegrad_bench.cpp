@@ -1,7 +1,7 @@
 // bench/tapegrad_bench.cpp — tapegrad's side of the side-by-side benchmarks.
 //
 //   tapegrad-bench <mlp|lm|ops|overhead|core|gemm> [--threads N] [--epochs E] [--steps S]
-//                  [--d-model D] [--context T]
+//                  [--d-model D] [--context T] [--profile]
 //
 // Prints one JSON object per line in the format of ../shared/bench/README.md, with
 // "framework": "tapegrad-<version>", so its lines can sit next to those of
@@ -17,6 +17,11 @@
 // d_model and context: --d-model and --context resize the lm model for the scaling sweep
 // of scripts/bench_scaling.sh (tests/reference/lm_scaling.py is PyTorch's side of it); the
 // defaults are the reference's workload.
+//
+// --profile (lm and mlp) then runs the same steps (or one more epoch) again under a
+// tg::Profiler and prints where their time went: one "op_profile" line per op and phase
+// (ms per step, calls per step), and one for the time outside every op. The timed lines
+// above it are measured without the profiler.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -38,6 +43,7 @@ struct Options {
   int steps = 20;
   int64_t d_model = 128;  // lm only: heads stay 4, d_ff = 3 * d_model
   int64_t context = 128;  // lm only: batch stays 16
+  bool profile = false;   // lm and mlp: also print where the time goes, op by op
 };
 
 void emit(nlohmann::json line, const Options& opt) {
@@ -63,6 +69,34 @@ double seconds_per_call(Fn&& fn, double min_s = 0.5) {
 double round_to(double x, int digits) {
   const double scale = std::pow(10.0, digits);
   return std::round(x * scale) / scale;
+}
+
+// Runs `steps` calls of step() under a Profiler and prints its rows per step, then the time
+// outside every op (the whole time minus the rows, which never overlap).
+template <class Step>
+void emit_profile(const char* of, int64_t steps, Step&& step, const Options& opt) {
+  using Clock = std::chrono::steady_clock;
+  tg::Profiler profiler;
+  const auto t0 = Clock::now();
+  for (int64_t i = 0; i < steps; ++i) step(i);
+  const double total = std::chrono::duration<double>(Clock::now() - t0).count();
+  profiler.stop();
+  double inside = 0;
+  auto line = [&](const std::string& op, const std::string& phase, double calls, double s) {
+    emit({{"workload", "op_profile"},
+          {"of", of},
+          {"op", op},
+          {"phase", phase},
+          {"calls_per_step", round_to(calls / double(steps), 2)},
+          {"ms_per_step", round_to(s / double(steps) * 1e3, 4)},
+          {"share", round_to(s / total, 4)}},
+         opt);
+  };
+  for (const tg::OpTime& row : profiler.results()) {
+    line(row.op, row.phase, double(row.calls), row.seconds);
+    inside += row.seconds;
+  }
+  line("(outside ops)", "-", 0, std::max(0.0, total - inside));
 }
 
 // Today's primitives: view bookkeeping, strided copies and float16 conversion.
@@ -274,6 +308,20 @@ void mlp_workload(const Options& opt) {
           {"test_accuracy", round_to(accuracy, 4)}},
          opt);
   }
+  if (opt.profile) {
+    emit_profile(
+        "mlp_fashion_mnist_epoch", 1,
+        [&](int64_t) {
+          model.train();
+          for (const std::vector<tg::Tensor>& batch : loader) {
+            const tg::Tensor loss = tg::cross_entropy(model(batch[0]), batch[1]);
+            adamw.zero_grad();
+            loss.backward();
+            adamw.step();
+          }
+        },
+        opt);
+  }
 }
 
 // The "lm" workload: the reference's tiny pre-norm Transformer (vocab 128, context 128,
@@ -318,6 +366,10 @@ void lm_workload(const Options& opt) {
         {"last_loss", round_to(static_cast<double>(loss.item<float>()), 4)},
         {"max_rss_mb", round_to(static_cast<double>(usage.ru_maxrss) / 1024.0, 1)}},
        opt);
+  // The same batches again: the profile sees the steps the timing saw.
+  if (opt.profile)
+    emit_profile(
+        "tiny_lm_train_step", opt.steps, [&](int64_t i) { step(5 + i); }, opt);
 }
 
 }  // namespace
@@ -337,6 +389,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--context", opt.context, "lm context length, batch stays 16 (default 128)")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--profile", opt.profile,
+               "lm, mlp: then print where the time goes, op by op (\"op_profile\" lines)");
   CLI11_PARSE(app, argc, argv);
 
   try {

@@ -4,12 +4,14 @@
 //
 // Reads every OUT_DIR/*.jsonl (scripts/bench_threads.sh writes them: the lines of
 // tapegrad-bench and torch_reference.py at each thread count), prints the markdown table of
-// bench/threads_table.h, and writes OUT_DIR/threads.json (the medians) and
+// bench/threads_table.h (and, where tapegrad-bench ran with --profile, where the time of its
+// lm step and mlp epoch went, op by op), and writes OUT_DIR/threads.json (the medians) and
 // OUT_DIR/threads_lm.svg and OUT_DIR/threads_mlp.svg (time against threads).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "bench/threads_table.h"
 #include "core/error.h"
@@ -33,9 +35,15 @@ int main(int argc, char** argv) {
   }
   std::sort(files.begin(), files.end());
   std::vector<tg::bench::ThreadRun> runs;
+  std::vector<tg::bench::ProfileRun> profile;
   for (const fs::path& file : files) {
     std::ifstream in(file);
-    for (auto& r : tg::bench::parse_thread_runs(in)) runs.push_back(std::move(r));
+    std::stringstream text;
+    text << in.rdbuf();
+    for (auto& r : tg::bench::parse_thread_runs(text)) runs.push_back(std::move(r));
+    text.clear();
+    text.seekg(0);
+    for (auto& r : tg::bench::parse_profile_runs(text)) profile.push_back(std::move(r));
   }
   if (runs.empty()) {
     std::fprintf(stderr, "tapegrad-bench-threads: no benchmark lines in %s/*.jsonl\n", dir.c_str());
@@ -44,6 +52,7 @@ int main(int argc, char** argv) {
   try {
     const auto rows = tg::bench::thread_rows(runs);
     std::printf("%s", tg::bench::thread_table(rows).c_str());
+    std::printf("%s", tg::bench::profile_table(profile).c_str());
     std::ofstream(dir / "threads.json") << tg::bench::thread_json(rows);
     tg::examples::write_line_plot(
         (dir / "threads_lm.svg").string(), "lm train step vs threads (lower is better)", "threads",

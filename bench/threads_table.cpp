@@ -223,4 +223,108 @@ std::vector<examples::Series> thread_series(const std::vector<ThreadRow>& rows,
   return out;
 }
 
+std::vector<ProfileRun> parse_profile_runs(std::istream& in) {
+  std::vector<ProfileRun> out;
+  for (std::string text; std::getline(in, text);) {
+    const json line = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!line.is_object() || line.value("workload", "") != "op_profile") continue;
+    const bool complete = line.contains("of") && line["of"].is_string() && line.contains("op") &&
+                          line["op"].is_string() && line.contains("phase") &&
+                          line["phase"].is_string() && line.contains("threads") &&
+                          line["threads"].is_number_integer() && line.contains("ms_per_step") &&
+                          line["ms_per_step"].is_number();
+    if (!complete) continue;
+    out.push_back({line["of"].get<std::string>(), line["op"].get<std::string>(),
+                   line["phase"].get<std::string>(), line["threads"].get<int>(),
+                   line["ms_per_step"].get<double>()});
+  }
+  return out;
+}
+
+std::string profile_table(const std::vector<ProfileRun>& runs) {
+  std::vector<std::string> workloads;  // in input order
+  for (const ProfileRun& r : runs)
+    if (std::find(workloads.begin(), workloads.end(), r.of) == workloads.end())
+      workloads.push_back(r.of);
+  std::string out;
+  for (const std::string& of : workloads) {
+    // (op, phase) -> threads -> the ms of each run; the medians make the table.
+    std::map<std::pair<std::string, std::string>, std::map<int, std::vector<double>>> by_op;
+    std::set<int> counts;
+    for (const ProfileRun& r : runs) {
+      if (r.of != of) continue;
+      by_op[{r.op, r.phase}][r.threads].push_back(r.ms);
+      counts.insert(r.threads);
+    }
+    const std::vector<int> threads(counts.begin(), counts.end());
+    std::map<int, double> total;
+    struct Row {
+      std::string name;
+      std::map<int, double> ms;
+    };
+    std::vector<Row> rows;
+    for (const auto& [key, at] : by_op) {
+      Row row{key.second == "-" ? key.first : key.first + " " + key.second, {}};
+      for (const auto& [t, values] : at) {
+        row.ms[t] = median(values);
+        total[t] += row.ms[t];
+      }
+      rows.push_back(std::move(row));
+    }
+    auto ms_at = [](const Row& row, int t) {
+      const auto it = row.ms.find(t);
+      return it == row.ms.end() ? 0.0 : it->second;
+    };
+    std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+      return ms_at(a, threads.front()) > ms_at(b, threads.front());
+    });
+    // Rows under 1% of every column go into one.
+    Row other{"(other ops)", {}};
+    std::vector<Row> shown;
+    int merged = 0;
+    for (Row& row : rows) {
+      bool small = row.name != "(outside ops)";
+      for (const int t : threads) small = small && ms_at(row, t) < 0.01 * total[t];
+      if (!small) {
+        shown.push_back(std::move(row));
+        continue;
+      }
+      for (const int t : threads) other.ms[t] += ms_at(row, t);
+      ++merged;
+    }
+    if (merged > 0) {
+      other.name = fmt::format("(other ops: {})", merged);
+      shown.push_back(std::move(other));
+    }
+    shown.push_back({"total", total});
+
+    out += fmt::format("\n{}: where the time goes, ms per step (share)\n\n| op |", of);
+    std::string rule = "|---|";
+    for (const int t : threads) {
+      out += fmt::format(" {} thread{} |", t, t == 1 ? "" : "s");
+      rule += "---|";
+    }
+    const bool several = threads.size() > 1;
+    if (several) {
+      out += fmt::format(" speed-up {} to {} (ideal {:.3g}x) |", threads.front(), threads.back(),
+                         double(threads.back()) / double(threads.front()));
+      rule += "---|";
+    }
+    out += "\n" + rule + "\n";
+    for (const Row& row : shown) {
+      out += "| " + row.name + " |";
+      for (const int t : threads) {
+        const double ms = ms_at(row, t);
+        out += fmt::format(" {} ({:.0f}%) |", number(ms), total[t] > 0 ? 100 * ms / total[t] : 0);
+      }
+      if (several) {
+        const double first = ms_at(row, threads.front()), last = ms_at(row, threads.back());
+        out += last > 0 ? fmt::format(" {:.2f}x |", first / last) : std::string(" - |");
+      }
+      out += "\n";
+    }
+  }
+  return out;
+}
+
 }  // namespace tg::bench

@@ -60,4 +60,24 @@ std::string thread_json(const std::vector<ThreadRow>& rows);
 std::vector<examples::Series> thread_series(const std::vector<ThreadRow>& rows,
                                             const std::string& workload);
 
+/// One "op_profile" line of `tapegrad-bench lm|mlp --profile`: the time per step that one op
+/// (in one phase) took in the workload `of`, at some thread count.
+struct ProfileRun {
+  std::string of;     ///< "tiny_lm_train_step" or "mlp_fashion_mnist_epoch"
+  std::string op;     ///< "linear", "adamw", "(outside ops)", ...
+  std::string phase;  ///< "forward", "backward", "step", "zero_grad" or "-"
+  int threads = 0;
+  double ms = 0;  ///< ms per step (per epoch, for the mlp)
+};
+
+/// Reads JSON lines and keeps the op_profile ones; anything else is skipped.
+std::vector<ProfileRun> parse_profile_runs(std::istream& in);
+
+/// Where the time goes as threads are added: per workload, a row per op and phase with its
+/// median ms at each thread count and its share of that column's total, then its speed-up
+/// from the fewest threads to the most (the ideal is the ratio of the thread counts). Rows
+/// come in order of time at the fewest threads; those under 1% of every column are summed
+/// into "(other ops)". Empty when there are no runs.
+std::string profile_table(const std::vector<ProfileRun>& runs);
+
 }  // namespace tg::bench

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/factories.h"
+#include "core/profiler.h"
 #include "core/recycling_allocator.h"
 #include "core/small_vector.h"
 #include "core/tensor.h"
@@ -341,6 +342,7 @@ struct Function {
     // The forward computes values only: nothing inside it is recorded.
     auto out = [&] {
       NoGradGuard no_grad;
+      detail::ProfileScope profile(name(), "forward");
       return Op::forward(ctx, args...);
     }();
     if (!record) return out;

@@ -11,6 +11,7 @@
 #include "core/gradcheck.h"
 #include "core/half.h"
 #include "core/parallel.h"
+#include "core/profiler.h"
 #include "core/random.h"
 #include "core/safetensors.h"
 #include "core/shape.h"

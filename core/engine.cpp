@@ -221,7 +221,10 @@ struct Engine {
       if (!grads[i].defined()) grads[i] = zeros(node.outputs[i].shape, node.outputs[i].dtype);
     }
     destinations.begin(node, grads);
-    std::vector<Tensor> input_grads = node.apply(grads, &destinations);
+    std::vector<Tensor> input_grads = [&] {
+      detail::ProfileScope profile(node.name(), "backward");
+      return node.apply(grads, &destinations);
+    }();
     destinations.take_delivered(input_grads);
     check_input_grads(node, input_grads);
     return input_grads;

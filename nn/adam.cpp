@@ -93,6 +93,7 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions options)
 std::vector<Optimizer::StateField> Adam::state_fields(size_t i) { return adam_fields(state_[i]); }
 
 void Adam::step() {
+  tg::detail::ProfileScope profile("adam", "step");
   adam_step(name(), params(), state_, lr(), options_.betas, options_.eps, options_.weight_decay,
             0.0);
   finish_step();
@@ -108,6 +109,7 @@ AdamW::AdamW(std::vector<Tensor> params, AdamWOptions options)
 std::vector<Optimizer::StateField> AdamW::state_fields(size_t i) { return adam_fields(state_[i]); }
 
 void AdamW::step() {
+  tg::detail::ProfileScope profile("adamw", "step");
   adam_step(name(), params(), state_, lr(), options_.betas, options_.eps, 0.0,
             options_.weight_decay);
   finish_step();

@@ -58,6 +58,7 @@ void Optimizer::set_lr(double lr) {
 }
 
 void Optimizer::zero_grad(bool set_to_none) {
+  tg::detail::ProfileScope profile("optimizer", "zero_grad");
   NoGradGuard no_grad;
   for (Tensor& p : params_) {
     if (set_to_none) {

@@ -64,6 +64,7 @@ std::vector<Optimizer::StateField> SGD::state_fields(size_t i) {
 }
 
 void SGD::step() {
+  tg::detail::ProfileScope profile("sgd", "step");
   NoGradGuard no_grad;
   const std::vector<Tensor>& ps = params();
   for (size_t i = 0; i < ps.size(); ++i) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/bench_threads.sh — every workload of the side-by-side benchmarks (lm, mlp, ops,
 # overhead) at 1, 2, 4, ... threads up to the machine's cores, tapegrad and PyTorch at the
-# same thread count, in one sitting; then a markdown table, a JSON file and SVG plots.
+# same thread count, in one sitting; then a markdown table, a JSON file and SVG plots, and
+# where tapegrad's lm step and mlp epoch spend their time at each thread count, op by op.
 #
 #   scripts/bench_threads.sh [OUT_DIR]          # default runs/threads
 #
@@ -74,12 +75,21 @@ flags() {
   esac
 }
 
+profile() {
+  case $1 in
+    lm | mlp) echo "--profile" ;;
+    *) echo "" ;;
+  esac
+}
+
 for rep in $(seq "$reps"); do
   for t in $THREADS; do
     echo "== repetition $rep of $reps, $t thread(s)"
     for w in $workloads; do
       # shellcheck disable=SC2046  # the flags are words
-      "$bench" "$w" --threads "$t" $(flags "$w") >>"$out/tapegrad.jsonl"
+      # --profile: after its timed runs, tapegrad-bench runs the lm steps (an mlp epoch)
+      # again under tg::Profiler and prints their time op by op (the table's last part).
+      "$bench" "$w" --threads "$t" $(flags "$w") $(profile "$w") >>"$out/tapegrad.jsonl"
       if [[ $torch == yes ]]; then
         # shellcheck disable=SC2046
         env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$py" "$torch_ref" "$w" --threads "$t" \

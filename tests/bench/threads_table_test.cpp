@@ -82,3 +82,54 @@ TEST(ThreadsTableTest, JsonAndPlotSeriesCarryTheMedians) {
 }
 
 }  // namespace
+
+namespace {
+
+std::vector<tg::bench::ProfileRun> parse_profile(const std::string& text) {
+  std::istringstream in(text);
+  return tg::bench::parse_profile_runs(in);
+}
+
+// Two runs at 1 thread (medians 30 and 10 for linear), one at 4. "tiny" is 0.5% of both
+// totals, so it is merged; "(outside ops)" always stays.
+const char* kProfile = R"lines(
+{"workload": "op_profile", "of": "tiny_lm_train_step", "op": "linear", "phase": "backward", "threads": 1, "ms_per_step": 28}
+{"workload": "op_profile", "of": "tiny_lm_train_step", "op": "linear", "phase": "backward", "threads": 1, "ms_per_step": 32}
+{"workload": "op_profile", "of": "tiny_lm_train_step", "op": "adamw", "phase": "step", "threads": 1, "ms_per_step": 9.6}
+{"workload": "op_profile", "of": "tiny_lm_train_step", "op": "tiny", "phase": "forward", "threads": 1, "ms_per_step": 0.2}
+{"workload": "op_profile", "of": "tiny_lm_train_step", "op": "(outside ops)", "phase": "-", "threads": 1, "ms_per_step": 0.2}
+{"workload": "op_profile", "of": "tiny_lm_train_step", "op": "linear", "phase": "backward", "threads": 4, "ms_per_step": 10}
+{"workload": "op_profile", "of": "tiny_lm_train_step", "op": "adamw", "phase": "step", "threads": 4, "ms_per_step": 9.9}
+{"workload": "op_profile", "of": "tiny_lm_train_step", "op": "tiny", "phase": "forward", "threads": 4, "ms_per_step": 0.1}
+{"workload": "op_profile", "of": "tiny_lm_train_step", "op": "linear", "phase": "forward", "threads": 4}
+{"workload": "tiny_lm_train_step", "framework": "tapegrad-0.1.0", "threads": 1, "ms_per_step": 100}
+)lines";
+
+TEST(ThreadsTableTest, ProfileLinesAreReadAndOthersSkipped) {
+  const auto runs = parse_profile(kProfile);
+  ASSERT_EQ(runs.size(), 8u);  // the line without ms_per_step and the lm line are skipped
+  EXPECT_EQ(runs[0].of, "tiny_lm_train_step");
+  EXPECT_EQ(runs[0].op, "linear");
+  EXPECT_EQ(runs[0].phase, "backward");
+  EXPECT_EQ(runs[0].threads, 1);
+  EXPECT_EQ(runs[0].ms, 28);
+}
+
+TEST(ThreadsTableTest, TheProfileTableShowsSharesAndSpeedUps) {
+  const std::string md = tg::bench::profile_table(parse_profile(kProfile));
+  EXPECT_THAT(md, ::testing::HasSubstr("tiny_lm_train_step: where the time goes"));
+  EXPECT_THAT(md,
+              ::testing::HasSubstr("| op | 1 thread | 4 threads | speed-up 1 to 4 (ideal 4x) |"));
+  // Medians: linear 30 ms at 1 thread (of 40 in all: 75%), 10 at 4 (of 20: 50%), 3x faster.
+  EXPECT_THAT(md, ::testing::HasSubstr("| linear backward | 30.0 (75%) | 10.0 (50%) | 3.00x |"));
+  // The optimizer does not scale at all.
+  EXPECT_THAT(md, ::testing::HasSubstr("| adamw step | 9.6 (24%) | 9.9 (50%) | 0.97x |"));
+  EXPECT_THAT(md, ::testing::HasSubstr("| (other ops: 1) | 0.2 (0%) | 0.1 (0%) | 2.00x |"));
+  EXPECT_THAT(md, ::testing::HasSubstr("| (outside ops) | 0.2 (0%) | 0 (0%) | - |"));
+  EXPECT_THAT(md, ::testing::HasSubstr("| total | 40.0 (100%) | 20.0 (100%) | 2.00x |"));
+  // Rows in order of time at the fewest threads.
+  EXPECT_LT(md.find("linear backward"), md.find("adamw step"));
+  EXPECT_TRUE(tg::bench::profile_table({}).empty());
+}
+
+}  // namespace
