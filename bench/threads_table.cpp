@@ -25,23 +25,31 @@ std::string number(double v) {
 
 std::string label(const ThreadRow& row) {
   std::string s = row.workload;
-  if (!row.shape.empty()) s += " " + row.shape;
+  if (!row.shape.empty() && row.shape.front() == '"') {
+    s += " " + json::parse(row.shape).get<std::string>();  // the workload a peak_rss line is of
+  } else if (!row.shape.empty()) {
+    s += " " + row.shape;
+  }
   return s + " (" + row.figure + ")";
 }
 
 // PyTorch's best: its lowest median over every thread count it ran at.
 double pytorch_best(const ThreadRow& row, int* at) {
   double best = std::numeric_limits<double>::quiet_NaN();
-  const auto it = row.runs.find("pytorch");
-  if (it == row.runs.end()) return best;
-  for (const auto& [threads, values] : it->second) {
-    const double m = median(values);
-    if (!(m >= best)) {
+  for (const int threads : thread_counts({row})) {
+    const double m = median_at(row, "pytorch", threads);
+    if (std::isfinite(m) && !(m >= best)) {
       best = m;
       *at = threads;
     }
   }
   return best;
+}
+
+// The frameworks of a row that count as `framework`: itself, and for PyTorch each of its
+// thread settings ("pytorch 1/2": 1 intra-op thread, 2 OpenBLAS threads).
+bool is_setting_of(const std::string& key, const std::string& framework) {
+  return key == framework || key.rfind(framework + " ", 0) == 0;
 }
 
 }  // namespace
@@ -55,6 +63,7 @@ const std::map<std::string, std::string>& thread_figures() {
       {"cross_entropy_fwd_bwd", "ms"},
       {"embedding_fwd_bwd", "ms"},
       {"tiny_op_overhead", "us_per_op"},
+      {"peak_rss", "max_rss_kb"},
   };
   return figures;
 }
@@ -82,9 +91,18 @@ std::vector<ThreadRun> parse_thread_runs(std::istream& in) {
     } else {
       continue;
     }
+    // The sweep tags PyTorch's lines with the thread count it gave them and the setting
+    // ("intra-op threads/OpenBLAS threads"), since an ops line names only its BLAS threads.
+    if (line.contains("sweep_threads") && line["sweep_threads"].is_number_integer())
+      threads = line["sweep_threads"].get<int>();
     ThreadRun r;
     r.workload = fig->first;
-    r.shape = line.contains("shape") ? line["shape"].dump() : "";
+    if (line.contains("setting") && line["setting"].is_string())
+      r.setting = line["setting"].get<std::string>();
+    // A peak_rss line (GNU time around a run) says which workload it measured in "of".
+    r.shape = line.contains("shape") ? line["shape"].dump()
+              : line.contains("of")  ? line["of"].dump()
+                                     : "";
     r.framework = framework_family(line["framework"].get<std::string>());
     r.threads = threads;
     r.value = line[fig->second].get<double>();
@@ -96,8 +114,8 @@ std::vector<ThreadRun> parse_thread_runs(std::istream& in) {
 std::vector<ThreadRow> thread_rows(const std::vector<ThreadRun>& runs) {
   // The lm and mlp first: they are what a user trains.
   const std::vector<std::string> order = {
-      "tiny_lm_train_step",    "mlp_fashion_mnist_epoch", "linear_fwd_bwd",  "rmsnorm_fwd_bwd",
-      "cross_entropy_fwd_bwd", "embedding_fwd_bwd",       "tiny_op_overhead"};
+      "tiny_lm_train_step",    "mlp_fashion_mnist_epoch", "linear_fwd_bwd",   "rmsnorm_fwd_bwd",
+      "cross_entropy_fwd_bwd", "embedding_fwd_bwd",       "tiny_op_overhead", "peak_rss"};
   std::vector<ThreadRow> rows;
   for (const std::string& workload : order) {
     std::vector<std::string> shapes;  // in input order
@@ -109,7 +127,8 @@ std::vector<ThreadRow> thread_rows(const std::vector<ThreadRun>& runs) {
       ThreadRow row{workload, shape, thread_figures().at(workload), {}};
       for (const ThreadRun& r : runs)
         if (r.workload == workload && r.shape == shape)
-          row.runs[r.framework][r.threads].push_back(r.value);
+          row.runs[r.setting.empty() ? r.framework : r.framework + " " + r.setting][r.threads]
+              .push_back(r.value);
       rows.push_back(std::move(row));
     }
   }
@@ -124,12 +143,20 @@ std::vector<int> thread_counts(const std::vector<ThreadRow>& rows) {
   return {all.begin(), all.end()};
 }
 
-double median_at(const ThreadRow& row, const std::string& framework, int threads) {
-  const auto f = row.runs.find(framework);
-  if (f == row.runs.end()) return std::numeric_limits<double>::quiet_NaN();
-  const auto t = f->second.find(threads);
-  if (t == f->second.end() || t->second.empty()) return std::numeric_limits<double>::quiet_NaN();
-  return median(t->second);
+double median_at(const ThreadRow& row, const std::string& framework, int threads,
+                 std::string* setting) {
+  double best = std::numeric_limits<double>::quiet_NaN();
+  for (const auto& [key, by_threads] : row.runs) {
+    if (!is_setting_of(key, framework)) continue;
+    const auto t = by_threads.find(threads);
+    if (t == by_threads.end() || t->second.empty()) continue;
+    const double m = median(t->second);
+    if (!(m >= best)) {
+      best = m;
+      if (setting != nullptr) *setting = key == framework ? "" : key.substr(framework.size() + 1);
+    }
+  }
+  return best;
 }
 
 std::string thread_table(const std::vector<ThreadRow>& rows) {
@@ -144,10 +171,14 @@ std::string thread_table(const std::vector<ThreadRow>& rows) {
   for (const ThreadRow& row : rows) {
     out += "| " + label(row) + " |";
     for (const int t : threads) {
-      const double ours = median_at(row, "tapegrad", t), theirs = median_at(row, "pytorch", t);
+      std::string setting;
+      const double ours = median_at(row, "tapegrad", t),
+                   theirs = median_at(row, "pytorch", t, &setting);
+      const std::string theirs_text =
+          number(theirs) + (setting.empty() ? "" : " [" + setting + "]");
       if (std::isfinite(ours) && std::isfinite(theirs))
-        out += fmt::format(" {} / {} ({:.2f}x) |", number(ours), number(theirs), theirs / ours);
-      else out += fmt::format(" {} / {} |", number(ours), number(theirs));
+        out += fmt::format(" {} / {} ({:.2f}x) |", number(ours), theirs_text, theirs / ours);
+      else out += fmt::format(" {} / {} |", number(ours), theirs_text);
     }
     int at = 0;
     const double best = pytorch_best(row, &at);
@@ -155,7 +186,9 @@ std::string thread_table(const std::vector<ThreadRow>& rows) {
   }
   out +=
       "\nEach cell: tapegrad / PyTorch, medians at that thread count (lower is better), and in "
-      "brackets how many times faster tapegrad is (PyTorch / tapegrad).\n";
+      "brackets how many times faster tapegrad is (PyTorch / tapegrad; for peak_rss, how many "
+      "times less memory it needs). Where PyTorch ran at several thread settings, its fastest "
+      "counts, named in square brackets: [T/B] is T intra-op threads and B OpenBLAS threads.\n";
 
   // Scaling of tapegrad itself, for what a user trains.
   std::string scaling;
@@ -189,11 +222,14 @@ std::string thread_json(const std::vector<ThreadRow>& rows) {
     for (const int t : thread_counts({row})) {
       json o = {{"workload", row.workload}, {"figure", row.figure}, {"threads", t}};
       if (!row.shape.empty()) o["shape"] = json::parse(row.shape);
-      for (const char* framework : {"tapegrad", "pytorch"}) {
-        const double m = median_at(row, framework, t);
+      for (const std::string framework : {"tapegrad", "pytorch"}) {
+        std::string setting;
+        const double m = median_at(row, framework, t, &setting);
         if (!std::isfinite(m)) continue;
-        o[std::string(framework) + "_median"] = m;
-        o[std::string(framework) + "_runs"] = row.runs.at(framework).at(t).size();
+        o[framework + "_median"] = m;
+        const std::string key = setting.empty() ? framework : framework + " " + setting;
+        o[framework + "_runs"] = row.runs.at(key).at(t).size();
+        if (!setting.empty()) o[framework + "_setting"] = setting;
       }
       if (o.contains("tapegrad_median") && o.contains("pytorch_median"))
         o["ratio"] = o["pytorch_median"].get<double>() / o["tapegrad_median"].get<double>();
@@ -211,14 +247,14 @@ std::vector<examples::Series> thread_series(const std::vector<ThreadRow>& rows,
   if (row == rows.end()) return out;
   for (const auto& [framework, name, color] :
        {std::tuple{"tapegrad", "tapegrad", "#d62728"}, {"pytorch", "PyTorch", "#1f77b4"}}) {
-    const auto f = row->runs.find(framework);
-    if (f == row->runs.end()) continue;
     examples::Series s{name, color, {}, {}};
-    for (const auto& [threads, values] : f->second) {
+    for (const int threads : thread_counts({*row})) {
+      const double m = median_at(*row, framework, threads);
+      if (!std::isfinite(m)) continue;
       s.x.push_back(threads);
-      s.y.push_back(median(values));
+      s.y.push_back(m);
     }
-    out.push_back(std::move(s));
+    if (!s.x.empty()) out.push_back(std::move(s));
   }
   return out;
 }

@@ -19,20 +19,25 @@ struct ThreadRun {
   std::string shape;      ///< the line's "shape" as JSON text ("[128,784,256]"), or ""
   std::string framework;  ///< "tapegrad" or "pytorch" (the version suffix dropped)
   int threads = 0;
-  double value = 0;  ///< the workload's figure (ms, seconds or us, lower is better)
+  double value = 0;     ///< the workload's figure (ms, seconds or us, lower is better)
+  std::string setting;  ///< PyTorch's thread setting "T/B" (intra-op/OpenBLAS), if tagged
 };
 
 /// The figure each workload is judged by: ms_per_step for the lm, seconds for an mlp
-/// epoch, ms for the ops, us_per_op for the overhead. Lower is better for all of them.
+/// epoch, ms for the ops, us_per_op for the overhead, and max_rss_kb for the peak_rss lines
+/// that bench_threads.sh writes with GNU time around the lm and mlp runs ("of" names the
+/// run, and stands in the row's shape). Lower is better for all of them.
 const std::map<std::string, std::string>& thread_figures();
 
 /// Reads JSON lines and keeps those of known workloads that carry "framework", "threads"
-/// (or, as torch_reference.py's ops lines do, only "blas_threads", which the sweep sets to
-/// the same count) and the workload's figure; anything else (other output, PyTorch's
-/// "best" summary lines, blank lines) is skipped.
+/// (or, as torch_reference.py's ops lines do, only "blas_threads") and the workload's figure;
+/// anything else (other output, PyTorch's "best" summary lines, blank lines) is skipped.
+/// bench_threads.sh tags each PyTorch line with "sweep_threads" (the thread count it ran
+/// for, which wins) and "setting" (see median_at).
 std::vector<ThreadRun> parse_thread_runs(std::istream& in);
 
-/// One workload at one shape: framework -> threads -> its values, in input order.
+/// One workload at one shape: framework -> threads -> its values, in input order. PyTorch's
+/// runs at each of its thread settings are kept apart, as "pytorch T/B".
 struct ThreadRow {
   std::string workload, shape, figure;
   std::map<std::string, std::map<int, std::vector<double>>> runs;
@@ -44,8 +49,13 @@ std::vector<ThreadRow> thread_rows(const std::vector<ThreadRun>& runs);
 /// The thread counts any row has, ascending.
 std::vector<int> thread_counts(const std::vector<ThreadRow>& rows);
 
-/// The median of one framework at one thread count, or NaN when it has no run there.
-double median_at(const ThreadRow& row, const std::string& framework, int threads);
+/// The median of one framework at one thread count, or NaN when it has no run there. Where
+/// PyTorch ran at several settings for T cores (T intra-op threads with T OpenBLAS threads,
+/// 1 with T, T with 1: which is fastest depends on the machine, and T with T can
+/// oversubscribe the cores), the fastest setting's median counts, and `setting` (if given)
+/// is set to it ("" for an untagged framework).
+double median_at(const ThreadRow& row, const std::string& framework, int threads,
+                 std::string* setting = nullptr);
 
 /// A markdown table: a row per workload and shape, a column per thread count holding
 /// "tapegrad / PyTorch (ratio)" medians, where the ratio is PyTorch / tapegrad (above 1:

@@ -17,9 +17,12 @@
 #   NO_SETUP=1         use the existing build and installed packages (the smoke test does)
 #   BIN=build/bin      where tapegrad-bench and tapegrad-bench-threads are
 #
-# PyTorch runs with --threads T --blas-threads T, with OPENBLAS_CORETYPE unset so that
-# OpenBLAS picks its own kernel; its "best" column is its fastest median over the thread
-# counts. Each JSON line names the framework's version, the BLAS and the CPU, and
+# PyTorch runs with OPENBLAS_CORETYPE unset so that OpenBLAS picks its own kernel, and at
+# every thread count T > 1 in three settings, --threads T --blas-threads T, 1 and T, T and 1
+# (T and T can oversubscribe the cores: on 2 cores it took the lm step from 77 to 250 ms);
+# the table counts its fastest setting at each T and names it. Its "best" column is its
+# fastest median over the thread counts. With GNU time (scripts/setup.sh --bench installs
+# it) the lm and mlp runs of both frameworks also record their peak memory (peak_rss rows). Each JSON line names the framework's version, the BLAS and the CPU, and
 # OUT_DIR/machine.txt records the machine, so every figure can say where it came from.
 # Nothing here is a test: speed is measured, never asserted.
 set -euo pipefail
@@ -82,19 +85,43 @@ profile() {
   esac
 }
 
+# settings T: PyTorch's "intra-op/OpenBLAS" thread settings for T cores.
+settings() {
+  if [[ $1 == 1 ]]; then echo "1/1"; else echo "$1/$1 1/$1 $1/1"; fi
+}
+
+# measured OF FRAMEWORK T COMMAND...: runs COMMAND, under GNU time for the lm and mlp (the
+# peak resident memory goes to rss.jsonl as a peak_rss line).
+measured() {
+  local of=$1 framework=$2 t=$3
+  shift 3
+  if [[ -x /usr/bin/time && ($of == lm || $of == mlp) ]]; then
+    local name=tiny_lm_train_step
+    [[ $of == mlp ]] && name=mlp_fashion_mnist_epoch
+    /usr/bin/time -a -o "$out/rss.jsonl" -f "{\"workload\": \"peak_rss\", \"of\": \"$name\", \"framework\": \"$framework\", \"threads\": $t, \"max_rss_kb\": %M}" "$@"
+  else
+    "$@"
+  fi
+}
+
 for rep in $(seq "$reps"); do
   for t in $THREADS; do
     echo "== repetition $rep of $reps, $t thread(s)"
     for w in $workloads; do
-      # shellcheck disable=SC2046  # the flags are words
       # --profile: after its timed runs, tapegrad-bench runs the lm steps (an mlp epoch)
       # again under tg::Profiler and prints their time op by op (the table's last part).
-      "$bench" "$w" --threads "$t" $(flags "$w") $(profile "$w") >>"$out/tapegrad.jsonl"
-      if [[ $torch == yes ]]; then
+      # shellcheck disable=SC2046  # the flags are words
+      measured "$w" tapegrad "$t" "$bench" "$w" --threads "$t" $(flags "$w") $(profile "$w") \
+        >>"$out/tapegrad.jsonl"
+      [[ $torch == yes ]] || continue
+      for s in $(settings "$t"); do
+        # Each line is tagged with the count it is for and the setting (ops lines name only
+        # their BLAS threads).
         # shellcheck disable=SC2046
-        env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$py" "$torch_ref" "$w" --threads "$t" \
-          --blas-threads "$t" $(flags "$w") >>"$out/pytorch.jsonl"
-      fi
+        measured "$w" pytorch "$t" env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$py" "$torch_ref" \
+          "$w" --threads "${s%/*}" --blas-threads "${s#*/}" $(flags "$w") |
+          sed "s|}\$|, \"sweep_threads\": $t, \"setting\": \"$s\"}|" >>"$out/pytorch.jsonl"
+      done
     done
   done
 done

@@ -133,3 +133,48 @@ TEST(ThreadsTableTest, TheProfileTableShowsSharesAndSpeedUps) {
 }
 
 }  // namespace
+
+TEST(ThreadsTableTest, PeakMemoryLinesBecomeRowsOfTheirWorkload) {
+  const auto rows = tg::bench::thread_rows(parse(R"lines(
+{"workload": "peak_rss", "of": "tiny_lm_train_step", "framework": "tapegrad", "threads": 1, "max_rss_kb": 100000}
+{"workload": "peak_rss", "of": "tiny_lm_train_step", "framework": "pytorch", "threads": 1, "max_rss_kb": 400000}
+{"workload": "peak_rss", "of": "mlp_fashion_mnist_epoch", "framework": "tapegrad", "threads": 1, "max_rss_kb": 50000}
+)lines"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(tg::bench::median_at(rows[0], "pytorch", 1), 400000);
+  const std::string md = tg::bench::thread_table(rows);
+  EXPECT_THAT(md, ::testing::HasSubstr(
+                      "| peak_rss tiny_lm_train_step (max_rss_kb) | 100000 / 400000 (4.00x) |"));
+  EXPECT_THAT(md, ::testing::HasSubstr("| peak_rss mlp_fashion_mnist_epoch (max_rss_kb) |"));
+  // The JSON keeps the workload it measured.
+  EXPECT_THAT(tg::bench::thread_json(rows), ::testing::HasSubstr("\"tiny_lm_train_step\""));
+}
+
+TEST(ThreadsTableTest, PyTorchCountsAtItsFastestSettingForEachThreadCount) {
+  // At 2 threads: 2/2 oversubscribes (250 ms), 1/2 is the fastest (80), 2/1 between (100);
+  // an ops line names only its BLAS threads, and the sweep's tag says which count it is for.
+  const auto rows = tg::bench::thread_rows(parse(R"lines(
+{"workload": "tiny_lm_train_step", "framework": "tapegrad-0.1.0", "threads": 2, "ms_per_step": 40}
+{"workload": "tiny_lm_train_step", "framework": "pytorch-1.13", "threads": 2, "ms_per_step": 250, "sweep_threads": 2, "setting": "2/2"}
+{"workload": "tiny_lm_train_step", "framework": "pytorch-1.13", "threads": 1, "ms_per_step": 80, "sweep_threads": 2, "setting": "1/2"}
+{"workload": "tiny_lm_train_step", "framework": "pytorch-1.13", "threads": 1, "ms_per_step": 90, "sweep_threads": 2, "setting": "1/2"}
+{"workload": "tiny_lm_train_step", "framework": "pytorch-1.13", "threads": 2, "ms_per_step": 100, "sweep_threads": 2, "setting": "2/1"}
+{"workload": "tiny_lm_train_step", "framework": "pytorch-1.13", "threads": 1, "ms_per_step": 110, "sweep_threads": 1, "setting": "1/1"}
+{"workload": "rmsnorm_fwd_bwd", "framework": "pytorch-1.13", "blas_threads": "1", "shape": [8, 8], "ms": 3, "sweep_threads": 2, "setting": "2/1"}
+)lines"));
+  ASSERT_EQ(rows.size(), 2u);
+  std::string setting;
+  EXPECT_EQ(tg::bench::median_at(rows[0], "pytorch", 2, &setting), 85);  // median of 80, 90
+  EXPECT_EQ(setting, "1/2");
+  EXPECT_EQ(tg::bench::median_at(rows[0], "pytorch", 1), 110);
+  EXPECT_EQ(tg::bench::median_at(rows[1], "pytorch", 2), 3);  // the tag, not blas_threads
+  EXPECT_TRUE(std::isnan(tg::bench::median_at(rows[1], "pytorch", 1)));
+  const std::string md = tg::bench::thread_table(rows);
+  EXPECT_THAT(md, ::testing::HasSubstr(
+                      "| tiny_lm_train_step (ms_per_step) | - / 110 [1/1] | 40.0 / 85.0 [1/2] "
+                      "(2.12x) | 85.0 at 2 |"));
+  EXPECT_THAT(tg::bench::thread_json(rows), ::testing::HasSubstr("\"pytorch_setting\": \"1/2\""));
+  const auto series = tg::bench::thread_series(rows, "tiny_lm_train_step");
+  ASSERT_EQ(series.size(), 2u);
+  EXPECT_EQ(series[1].y, (std::vector<double>{110, 85}));
+}
