@@ -279,17 +279,20 @@ void mlp_workload(const Options& opt) {
   tg::nn::AdamW adamw(model.parameters(),
                       {.lr = 1e-3, .betas = {0.9, 0.999}, .eps = 1e-8, .weight_decay = 0.01});
   tg::nn::DataLoader loader({train.images, train.labels}, {.batch_size = 128}, gen);
-  for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
-    using Clock = std::chrono::steady_clock;
-    const auto t0 = Clock::now();
+  tg::Tensor loss;
+  auto train_epoch = [&] {
     model.train();
-    tg::Tensor loss;
     for (const std::vector<tg::Tensor>& batch : loader) {
       loss = tg::cross_entropy(model(batch[0]), batch[1]);
       adamw.zero_grad();
       loss.backward();
       adamw.step();
     }
+  };
+  for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    train_epoch();
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     double accuracy = 0;
     {
@@ -308,20 +311,9 @@ void mlp_workload(const Options& opt) {
           {"test_accuracy", round_to(accuracy, 4)}},
          opt);
   }
-  if (opt.profile) {
+  if (opt.profile)
     emit_profile(
-        "mlp_fashion_mnist_epoch", 1,
-        [&](int64_t) {
-          model.train();
-          for (const std::vector<tg::Tensor>& batch : loader) {
-            const tg::Tensor loss = tg::cross_entropy(model(batch[0]), batch[1]);
-            adamw.zero_grad();
-            loss.backward();
-            adamw.step();
-          }
-        },
-        opt);
-  }
+        "mlp_fashion_mnist_epoch", 1, [&](int64_t) { train_epoch(); }, opt);
 }
 
 // The "lm" workload: the reference's tiny pre-norm Transformer (vocab 128, context 128,

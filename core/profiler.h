@@ -27,8 +27,8 @@
 
 namespace tg {
 
-/// One row of a profile: the calls of one op in one phase ("forward", "backward" or
-/// "step"), with their total wall time.
+/// One row of a profile: the calls of one op in one phase ("forward" or "backward"; for an
+/// optimizer "step" or "zero_grad"), with their total wall time.
 struct OpTime {
   std::string op;
   std::string phase;
@@ -44,7 +44,8 @@ class Profiler {
   Profiler(const Profiler&) = delete;
   Profiler& operator=(const Profiler&) = delete;
 
-  /// Stops recording; results() keeps what was recorded.
+  /// Stops recording; results() keeps what was recorded until a new Profiler starts (there
+  /// is one table, and a new Profiler clears it).
   void stop();
   /// Forgets what was recorded so far (and keeps recording, if running).
   void reset();
