@@ -44,15 +44,22 @@ void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, void* context) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   // As many pieces as threads, but none smaller than grain: n / grain pieces at most.
-  const int64_t pieces =
-      std::min<int64_t>(omp_in_parallel() ? 1 : num_threads(), std::max<int64_t>(n / grain, 1));
+  const int threads = omp_in_parallel() ? 1 : num_threads();
+  const int64_t pieces = std::min<int64_t>(threads, std::max<int64_t>(n / grain, 1));
   if (pieces == 1) {
     fn(context, 0, n);
     return;
   }
+  // The team is always all `threads`, even when there are fewer pieces: the threads past the
+  // last piece go straight to the closing barrier. A team of just `pieces` threads would be
+  // cheaper to wake, but OpenMP (GNU libgomp) ends the threads a smaller team leaves out and
+  // creates them again for the next bigger one: a training step that alternates a 16-piece
+  // product with a 4-piece RMSNorm would start 12 threads for every op (tests/core/
+  // parallel_test.cpp counts them; docs/performance.md measures the cost).
+  //
   // An exception must not leave an OpenMP region: the first one is kept and rethrown here.
   std::exception_ptr error;
-#pragma omp parallel for num_threads(static_cast <int>(pieces)) schedule(static, 1)
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
   for (int64_t piece = 0; piece < pieces; ++piece) {
     // Pieces differ in size by at most one item.
     const int64_t begin = n * piece / pieces, end = n * (piece + 1) / pieces;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -66,6 +67,24 @@ TEST(ParallelFor, RunsOnDistinctThreads) {
     ids.insert(omp_get_thread_num());
   });
   EXPECT_EQ(ids.size(), 2u);
+}
+
+// OpenMP (GNU libgomp) ends the threads that a smaller team leaves out and creates them again
+// for the next bigger team. Regions of 4 and of 2 pieces, one after the other, must keep
+// running on the same 4 threads, not on new ones each time.
+TEST(ParallelFor, FewerPiecesThanThreadsStartNoNewThreads) {
+  NumThreadsGuard guard(4);
+  std::mutex m;
+  std::set<pid_t> threads;
+  const auto record = [&](int64_t, int64_t) {
+    std::lock_guard<std::mutex> lock(m);
+    threads.insert(gettid());
+  };
+  for (int round = 0; round < 20; ++round) {
+    parallel_for(4, 1, record);  // 4 pieces
+    parallel_for(2, 1, record);  // 2 pieces
+  }
+  EXPECT_LE(threads.size(), 4u) << "threads were ended and started again between regions";
 }
 
 TEST(ParallelFor, NestedLoopRunsSerially) {
