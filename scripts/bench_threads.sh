@@ -14,6 +14,8 @@
 #   WORKLOADS="lm mlp ops overhead"
 #   PYTHON=/usr/bin/python3   the Python whose torch is the comparison (PYTHON=none: tapegrad
 #                      alone); TORCH_REFERENCE=../shared/bench/torch_reference.py
+#   TORCH_SETTINGS=same  PyTorch at T/T only (for a PyTorch whose BLAS is not OpenBLAS, such
+#                      as pip's on MKL, where the OpenBLAS setting changes nothing)
 #   NO_SETUP=1         use the existing build and installed packages (the smoke test does)
 #   BIN=build/bin      where tapegrad-bench and tapegrad-bench-threads are
 #
@@ -87,7 +89,7 @@ profile() {
 
 # settings T: PyTorch's "intra-op/OpenBLAS" thread settings for T cores.
 settings() {
-  if [[ $1 == 1 ]]; then echo "1/1"; else echo "$1/$1 1/$1 $1/1"; fi
+  if [[ $1 == 1 || ${TORCH_SETTINGS:-all} == same ]]; then echo "$1/$1"; else echo "$1/$1 1/$1 $1/1"; fi
 }
 
 # measured OF FRAMEWORK T COMMAND...: runs COMMAND, under GNU time for the lm and mlp (the
