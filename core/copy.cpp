@@ -8,6 +8,7 @@
 #include "core/autograd.h"
 #include "core/broadcast.h"
 #include "core/factories.h"
+#include "core/parallel.h"
 #include "core/strided_loop.h"
 #include "core/tensor.h"
 
@@ -77,8 +78,14 @@ Tensor& Tensor::copy_(const Tensor& src) {
     visit_dtype(from.dtype(), [&]<class From>() {
       To* dst = data<To>();
       const From* s = view.data<From>();
-      detail::for_each_offset<2>(shape(), {&strides(), &view.strides()},
-                                 [&](const auto& o) { dst[o[0]] = convert<To>(s[o[1]]); });
+      // Each thread copies whole rows (runs along the last dim): no two write one element.
+      const Shape& n = shape();
+      const int64_t inner = n.empty() ? 1 : n.back();
+      parallel_rows(detail::rows_of(n), 2 * inner, [&](int64_t b, int64_t e) {
+        detail::for_each_offset_in_rows<2>(
+            n, {&strides(), &view.strides()}, b, e,
+            [&](const auto& o) { dst[o[0]] = convert<To>(s[o[1]]); });
+      });
     });
   });
   return *this;

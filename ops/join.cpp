@@ -197,12 +197,16 @@ struct Split : Function<Split> {
   // A piece that got no gradient arrives as zeros (the engine fills them in).
   static std::vector<Tensor> backward(Context<State>& ctx, const std::vector<Tensor>& g) {
     if (!ctx.needs_input_grad(0)) return {Tensor()};
-    const DType dtype = g[0].dtype();
-    std::vector<Tensor> pieces;
-    for (const Tensor& gi : g)
-      pieces.push_back(gi.dtype() == dtype ? gi.contiguous() : gi.to(dtype));
-    Tensor dx = empty(ctx.state.x_shape, dtype);
-    cat_kernel(pieces, ctx.state.dim, dx);
+    // Each piece's gradient is copied straight into its slice of dx, whatever its strides
+    // (attention's dq, dk, dv arrive transposed) and dtype: one pass over the memory.
+    NoGradGuard no_grad;
+    Tensor dx = empty(ctx.state.x_shape, g[0].dtype());
+    const auto dim = static_cast<int64_t>(ctx.state.dim);
+    int64_t offset = 0;
+    for (const Tensor& gi : g) {
+      dx.narrow(dim, offset, gi.size(dim)).copy_(gi);
+      offset += gi.size(dim);
+    }
     return {dx};
   }
 };

@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/parallel.h"
 #include "test_util.h"
 
 namespace tg {
@@ -264,6 +265,31 @@ TEST(CopyTest, OverlappingTransposeOfALargerMatrix) {
   x.copy_(x.t());
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < n; ++j) ASSERT_EQ(x.at<int64_t>({i, j}), j * n + i);
+  }
+}
+
+// A copy big enough to be cut into pieces (core/parallel.h) copies every element once on any
+// number of threads: a 4-d view whose rows (the last dim) start mid-tensor in every piece.
+TEST(CopyTest, ALargeStridedCopyIsTheSameOnAnyNumberOfThreads) {
+  const Tensor base = arange(0, 2.0 * 3 * 64 * 1000, 1, kInt64).view({2, 3, 64, 1000});
+  const Tensor src = base.permute({2, 0, 3, 1}).narrow(2, 1, 997);  // [64, 2, 997, 3]
+  for (int threads : {1, 2, 3, 7}) {
+    NumThreadsGuard guard(threads);
+    Tensor dst = zeros(src.shape(), kInt64);
+    dst.copy_(src);
+    // dst[a, b, c, d] = base[b, d, a, c + 1], whose value is its own flat index.
+    const std::vector<int64_t> got = dst.to_vector<int64_t>();
+    int64_t i = 0;
+    for (int64_t a = 0; a < 64; ++a) {
+      for (int64_t b = 0; b < 2; ++b) {
+        for (int64_t c = 0; c < 997; ++c) {
+          for (int64_t d = 0; d < 3; ++d, ++i) {
+            ASSERT_EQ(got[i], ((b * 3 + d) * 64 + a) * 1000 + c + 1)
+                << threads << " threads, at " << a << ", " << b << ", " << c << ", " << d;
+          }
+        }
+      }
+    }
   }
 }
 

@@ -269,6 +269,15 @@ TEST(SplitTest, BackwardJoinsThePiecesGradients) {
             (V{30, 40, 50, 60, 10, 20}));
 }
 
+TEST(SplitTest, BackwardTakesTransposedPieceGradients) {
+  // Each piece is used transposed, so its gradient arrives as a transposed view.
+  Tensor x = f64({1, 2, 3, 4, 5, 6, 7, 8}, {4, 2}).requires_grad_();
+  std::vector<Tensor> p = tg::split(x, 2);
+  Tensor y = tg::cat({p[0].t(), p[1].t()});
+  EXPECT_EQ(values(grad_of(y, x, f64({10, 20, 30, 40, 50, 60, 70, 80}, {4, 2}))),
+            (V{10, 30, 20, 40, 50, 70, 60, 80}));
+}
+
 TEST(SplitTest, EmptyDimGivesOneEmptyPiece) {
   Tensor x = tg::zeros({0, 2});
   for (int64_t size : {0, 3}) {
