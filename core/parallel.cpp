@@ -40,16 +40,12 @@ int num_threads() { return count().load(std::memory_order_relaxed); }
 
 namespace detail {
 
-int64_t pieces_for(int64_t n, int64_t grain) {
-  // As many pieces as threads, but none smaller than grain: n / grain pieces at most.
-  const int threads = omp_in_parallel() ? 1 : num_threads();
-  return std::min<int64_t>(threads, std::max<int64_t>(n / std::max<int64_t>(grain, 1), 1));
-}
-
 void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, void* context) {
   if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  // As many pieces as threads, but none smaller than grain: n / grain pieces at most.
   const int threads = omp_in_parallel() ? 1 : num_threads();
-  const int64_t pieces = pieces_for(n, grain);
+  const int64_t pieces = std::min<int64_t>(threads, std::max<int64_t>(n / grain, 1));
   if (pieces == 1) {
     fn(context, 0, n);
     return;

@@ -39,8 +39,6 @@ class NumThreadsGuard {
 namespace detail {
 using RangeFn = void (*)(void* context, int64_t begin, int64_t end);
 void parallel_for_impl(int64_t n, int64_t grain, RangeFn fn, void* context);
-/// How many pieces parallel_for(n, grain, ...) cuts [0, n) into, here and now.
-int64_t pieces_for(int64_t n, int64_t grain);
 }  // namespace detail
 
 /// Calls body(begin, end) on contiguous pieces that together cover [0, n) exactly once,
@@ -64,21 +62,10 @@ inline constexpr int64_t kPieceWork = 32768;
 
 /// parallel_for over `rows` independent rows (elements, tiles, slices) of `row_work` units
 /// each (see kPieceWork): calls body(begin, end) on contiguous ranges of rows.
-/// The grain of parallel_rows: enough rows of `row_work` units for one piece.
-inline int64_t grain_of(int64_t row_work) {
-  const int64_t work = row_work > 0 ? row_work : 1;
-  return work >= kPieceWork ? 1 : kPieceWork / work;
-}
-
 template <class Body>
 void parallel_rows(int64_t rows, int64_t row_work, Body&& body) {
-  parallel_for(rows, grain_of(row_work), std::forward<Body>(body));
-}
-
-/// How many pieces (threads) parallel_rows(rows, row_work, ...) would use, here and now: for
-/// a kernel that prepares differently for one thread, a few or many (ops/fast/gemm.cpp).
-inline int64_t parallel_pieces(int64_t rows, int64_t row_work) {
-  return detail::pieces_for(rows, grain_of(row_work));
+  const int64_t work = row_work > 0 ? row_work : 1;
+  parallel_for(rows, work >= kPieceWork ? 1 : kPieceWork / work, std::forward<Body>(body));
 }
 
 }  // namespace tg

@@ -176,7 +176,7 @@ void pack_b(const T* b, int64_t rs, int64_t cs, int64_t kc, int64_t cols, int nr
   pack_panels(b, rs, cs, kc, cols, nr, dst, kern);
 }
 
-/// A growable 64-byte-aligned scratch buffer, one per thread, element type and use (0-2).
+/// A growable 64-byte-aligned scratch buffer, one per thread and element type.
 template <class T>
 T* scratch(int which, size_t count) {
   struct Buffer {
@@ -186,7 +186,7 @@ T* scratch(int which, size_t count) {
     std::unique_ptr<T, Free> data;
     size_t size = 0;
   };
-  thread_local Buffer buffers[3];  // A panels, B panels, an operand packed for all threads
+  thread_local Buffer buffers[2];
   Buffer& buf = buffers[which];
   if (buf.size < count) {
     buf.data.reset(static_cast<T*>(::operator new (count * sizeof(T), std::align_val_t{64})));
@@ -203,59 +203,41 @@ void scale(int64_t m, int64_t n, T beta, T* c, int64_t ldc) {
   }
 }
 
-/// The panels of all of op(A) (or op(B)), packed once for every thread (gemm_threaded): for
-/// each KC block in turn, the panels of every row of op(A) (column of op(B)). Null: each call
-/// of gemm_blocked packs its own.
-template <class T>
-struct Prepacked {
-  const T* a = nullptr;  // (KC block at pc) + rows from ic: a + pc * m_padded + ic * kc
-  const T* b = nullptr;  // (KC block at pc) + columns from jc: b + pc * n_padded + jc * kc
-  int64_t padded = 0;    // m or n rounded up to a whole number of panels
-};
-
-/// How many KC blocks k is cut into, and their height (all but maybe the last): equal blocks
-/// of at most kern.kc (784 = 392 + 392, not 384 + 384 + 16), since a thin last block would pay
-/// the loads and stores of C for a few multiply-adds. The cut depends on k alone, so every
-/// thread and every call sums in the same order.
-template <class T>
-int64_t kc_block(const Kernel<T>& kern, int64_t k) {
-  const int64_t k_blocks = (k + kern.kc - 1) / kern.kc;
-  return (k + k_blocks - 1) / k_blocks;
-}
-
 template <class T>
 void gemm_blocked(const Kernel<T>& kern, bool trans_a, bool trans_b, int64_t m, int64_t n,
                   int64_t k, T alpha, const T* a, int64_t lda, const T* b, int64_t ldb, T beta,
-                  T* c, int64_t ldc, Prepacked<T> pre = {}) {
+                  T* c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0 || alpha == T(0)) return scale(m, n, beta, c, ldc);
   const int mr = kern.mr, nr = kern.nr;
   // op(A)(i, p) = a[i * a_rs + p * a_cs], op(B)(p, j) = b[p * b_rs + j * b_cs]
   const int64_t a_rs = trans_a ? 1 : lda, a_cs = trans_a ? lda : 1;
   const int64_t b_rs = trans_b ? 1 : ldb, b_cs = trans_b ? ldb : 1;
-  const int64_t kc_max = kc_block(kern, k);
+  // k is cut into equal KC blocks of at most kern.kc (784 = 392 + 392, not 384 + 384 + 16):
+  // a thin last block would pay the loads and stores of C for a few multiply-adds. The cut
+  // depends on k alone, so every thread and every call sums in the same order.
+  const int64_t k_blocks = (k + kern.kc - 1) / kern.kc;
+  const int64_t kc_max = (k + k_blocks - 1) / k_blocks;
   const int64_t mc_max = std::min(kern.mc, (m + mr - 1) / mr * mr);
   const int64_t nc_max = std::min(kern.nc, (n + nr - 1) / nr * nr);
-  T* a_pack = pre.a ? nullptr : scratch<T>(0, static_cast<size_t>(mc_max * kc_max));
-  T* b_pack = pre.b ? nullptr : scratch<T>(1, static_cast<size_t>(nc_max * kc_max));
+  T* a_pack = scratch<T>(0, static_cast<size_t>(mc_max * kc_max));
+  T* b_pack = scratch<T>(1, static_cast<size_t>(nc_max * kc_max));
   alignas(64) T tile[kMaxTile];
   for (int64_t ic = 0; ic < m; ic += kern.mc) {
     const int64_t mc = std::min(kern.mc, m - ic);
     for (int64_t pc = 0; pc < k; pc += kc_max) {
       const int64_t kc = std::min(kc_max, k - pc);
       const T beta_block = pc == 0 ? beta : T(1);
-      const T* ap_block = pre.a ? pre.a + pc * pre.padded + ic * kc : a_pack;
-      if (!pre.a) pack_a(a + ic * a_rs + pc * a_cs, a_rs, a_cs, mc, kc, mr, a_pack, kern);
+      pack_a(a + ic * a_rs + pc * a_cs, a_rs, a_cs, mc, kc, mr, a_pack, kern);
       for (int64_t jc = 0; jc < n; jc += kern.nc) {
         const int64_t nc = std::min(kern.nc, n - jc);
-        const T* bp_block = pre.b ? pre.b + pc * pre.padded + jc * kc : b_pack;
-        if (!pre.b) pack_b(b + pc * b_rs + jc * b_cs, b_rs, b_cs, kc, nc, nr, b_pack, kern);
+        pack_b(b + pc * b_rs + jc * b_cs, b_rs, b_cs, kc, nc, nr, b_pack, kern);
         for (int64_t ir = 0; ir < mc; ir += mr) {
           const int64_t h = std::min<int64_t>(mr, mc - ir);
-          const T* ap = ap_block + ir * kc;
+          const T* ap = a_pack + ir * kc;
           for (int64_t jr = 0; jr < nc; jr += nr) {
             const int64_t w = std::min<int64_t>(nr, nc - jr);
-            const T* bp = bp_block + jr * kc;
+            const T* bp = b_pack + jr * kc;
             T* cp = c + (ic + ir) * ldc + jc + jr;
             if (h == mr && w == nr) {
               kern.fn(kc, ap, bp, cp, ldc, alpha, beta_block);
@@ -283,49 +265,15 @@ void gemm_blocked(const Kernel<T>& kern, bool trans_a, bool trans_b, int64_t m, 
 // MR (or NR), so C is cut into exactly the tiles one thread would use, each summed over the
 // same KC blocks in the same order: the result is bit-identical for any thread count.
 //
-// Which way to cut? Every thread needs the whole of the operand it does not cut: cutting
-// the rows of C, all of op(B) (k x n); cutting the columns, all of op(A) (m x k). So cut
-// the longer side, and the smaller operand is the one every thread reads.
-//
-// Who packs that shared operand? On a few threads, each thread its own copy: no extra
-// fork and join, and the panels land in the thread's own cache. On many, that copy costs
-// more than the thread's share of the products (dW = dY^T X of the tiny LM's projections,
-// (384, 128) over k = 2048, is 3 million multiply-adds per thread on 16 threads, but
-// packing all of X is 262 144 values per thread, each thread the same ones). From
-// kSharePackingFrom pieces on, the threads first pack it once together, panel by panel,
-// then all read that one copy. The panels are the same values in the same order either
-// way, so the result does not change.
-inline constexpr int64_t kSharePackingFrom = 4;
-inline constexpr int64_t kMaxSharedPack = int64_t{8} << 20;  // values (32 MiB of float)
-
-/// Packs all of op(X) into `dst` (the Prepacked layout) on every thread: for the A side,
-/// element (i, p) = x[i * rs + p * cs] with `count` = m rows; for the B side, (p, j) = x[p * rs
-/// + j * cs] with `count` = n columns. One item of work is one panel of one KC block.
-template <class T>
-void pack_shared(const Kernel<T>& kern, bool a_side, const T* x, int64_t rs, int64_t cs,
-                 int64_t count, int64_t k, int64_t padded, T* dst) {
-  const int width = a_side ? kern.mr : kern.nr;
-  const int64_t kc_max = kc_block(kern, k), blocks = (k + kc_max - 1) / kc_max;
-  const int64_t panels = padded / width;
-  parallel_rows(blocks * panels, 2 * kc_max * width, [&](int64_t begin, int64_t end) {
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t pc = item / panels * kc_max, j0 = item % panels * width;
-      const int64_t kc = std::min(kc_max, k - pc), w = std::min<int64_t>(width, count - j0);
-      T* out = dst + pc * padded + j0 * kc;
-      if (a_side) {
-        pack_a(x + j0 * rs + pc * cs, rs, cs, w, kc, width, out, kern);
-      } else {
-        pack_b(x + pc * rs + j0 * cs, rs, cs, kc, w, width, out, kern);
-      }
-    }
-  });
-}
+// Which way to cut? Every thread packs the whole of the operand it does not cut: cutting
+// the rows of C makes each thread pack all of op(B) (k x n), cutting the columns all of
+// op(A) (m x k). So cut the longer side, and the smaller operand is the one packed twice.
 
 template <class T>
 void gemm_threaded(const Kernel<T>& kern, bool trans_a, bool trans_b, int64_t m, int64_t n,
                    int64_t k, T alpha, const T* a, int64_t lda, const T* b, int64_t ldb, T beta,
                    T* c, int64_t ldc) {
-  if (m <= 0 || n <= 0 || k <= 0 || alpha == T(0)) {
+  if (m <= 0 || n <= 0 || k <= 0) {
     gemm_blocked(kern, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
@@ -333,32 +281,16 @@ void gemm_threaded(const Kernel<T>& kern, bool trans_a, bool trans_b, int64_t m,
   const int64_t step = cut_rows ? kern.mr : kern.nr;  // a slab is a whole number of tiles
   const int64_t units = ((cut_rows ? m : n) + step - 1) / step;
   const int64_t macs_per_unit = step * (cut_rows ? n : m) * k;
-  // The operand every thread reads: packed once for all of them, or by each (see above).
-  Prepacked<T> pre;
-  const int64_t other = cut_rows ? n : m, other_step = cut_rows ? kern.nr : kern.mr;
-  const int64_t padded = (other + other_step - 1) / other_step * other_step;
-  if (parallel_pieces(units, macs_per_unit / 16) >= kSharePackingFrom &&
-      padded * k <= kMaxSharedPack) {
-    T* shared = scratch<T>(2, static_cast<size_t>(padded * k));
-    if (cut_rows) {  // op(B)(p, j) = b[p * b_rs + j * b_cs]
-      pack_shared(kern, false, b, trans_b ? 1 : ldb, trans_b ? ldb : 1, n, k, padded, shared);
-      pre.b = shared;
-    } else {  // op(A)(i, p) = a[i * a_rs + p * a_cs]
-      pack_shared(kern, true, a, trans_a ? 1 : lda, trans_a ? lda : 1, m, k, padded, shared);
-      pre.a = shared;
-    }
-    pre.padded = padded;
-  }
   parallel_rows(units, macs_per_unit / 16, [&](int64_t begin, int64_t end) {
     const int64_t lo = begin * step, hi = std::min(end * step, cut_rows ? m : n);
     if (cut_rows) {  // rows lo..hi of C come from rows lo..hi of op(A)
       const T* a_slab = a + lo * (trans_a ? 1 : lda);
       gemm_blocked(kern, trans_a, trans_b, hi - lo, n, k, alpha, a_slab, lda, b, ldb, beta,
-                   c + lo * ldc, ldc, pre);
+                   c + lo * ldc, ldc);
     } else {  // columns lo..hi of C come from columns lo..hi of op(B)
       const T* b_slab = b + lo * (trans_b ? ldb : 1);
       gemm_blocked(kern, trans_a, trans_b, m, hi - lo, k, alpha, a, lda, b_slab, ldb, beta, c + lo,
-                   ldc, pre);
+                   ldc);
     }
   });
 }
