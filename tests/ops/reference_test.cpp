@@ -254,6 +254,12 @@ const std::map<std::string, OpFn>& op_table() {
        [](I in, P p) -> Outputs { return {tg::masked_fill(in[0], in[1], p.f64("value"))}; }},
       // ops/rms_norm.h
       {"rms_norm", [](I in, P p) -> Outputs { return {tg::rms_norm(in[0], in[1], p.f64("eps"))}; }},
+      // Hugging Face's order for half inputs: the normalised value rounded, then the weight
+      {"rms_norm_weight_after_rounding",
+       [](I in, P p) -> Outputs {
+         const Tensor ones = tg::ones({in[1].size(0)}, in[1].dtype());
+         return {tg::mul(tg::rms_norm(in[0], ones, p.f64("eps")), in[1])};
+       }},
       {"add_rms_norm",
        [](I in, P p) -> Outputs {
          const tg::AddRmsNormOutput r = tg::add_rms_norm(in[0], in[1], in[2], p.f64("eps"));

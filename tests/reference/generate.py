@@ -1086,6 +1086,16 @@ def _half_add_rms_norm(x, residual, w, eps=1e-5):
     return _torch_rms_norm(h, w32, eps).to(dtype), h.to(dtype)
 
 
+def _weight_after_rounding_rms_norm(x, w, eps=1e-5):
+    """Hugging Face's LlamaRMSNorm order for a half input: normalise in float32, round the
+    normalised value to the input dtype, then multiply by the weight in that dtype (PyTorch's
+    own half multiplication, whose backward rounds each product before the weight's gradient
+    sums them over rows). tapegrad's rms_norm rounds once, after the weight."""
+    x32 = x.to(F32)
+    normalised = _torch_rms_norm(x32, torch.ones(x.shape[-1], dtype=F32), eps).to(x.dtype)
+    return normalised * w
+
+
 def half():
     """float16/bfloat16 inputs of the ops that take them (computed in float32)."""
     f = Family("half")
@@ -1106,6 +1116,11 @@ def half():
         # Values whose squares overflow float16 (300^2 > 65504): computing in float32 is the point.
         f.case(f"rms_norm_{tag}_large", "rms_norm", lambda r: [r.randn(2, 7) * 300, r.pos(7)],
                in_float32(lambda x, w: _torch_rms_norm(x, w, 1e-5)), dtype=dtype, eps=1e-5)
+        # The other order (docs/course/06-rms-norm.md, "Pitfalls"): tapegrad's composition
+        # mul(rms_norm(x, ones), w) computes it; RmsNormTest.HalfRoundingOrder compares the two.
+        f.case(f"rms_norm_weight_after_rounding_{tag}", "rms_norm_weight_after_rounding",
+               lambda r: [r.randn(3, 129), r.pos(129)], _weight_after_rounding_rms_norm,
+               dtype=dtype, eps=1e-5)
         f.case(f"add_rms_norm_{tag}", "add_rms_norm",
                lambda r: [r.randn(2, 3, 7), r.randn(2, 3, 7), r.pos(7)],
                _half_add_rms_norm, dtype=dtype, layouts={1: "transpose 0 1"}, eps=1e-5)
