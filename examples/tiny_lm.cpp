@@ -28,6 +28,7 @@
 #include "examples/common/cli.h"
 #include "examples/common/interrupt.h"
 #include "examples/common/run_log.h"
+#include "examples/common/sample.h"
 #include "examples/common/train_step.h"
 #include "nn/nn.h"
 
@@ -300,33 +301,6 @@ int train(const TrainArgs& a) {
 }
 
 // ---------------------------------------------------------------- sample
-/// The index of the next character, drawn from softmax(logits / temperature) over the
-/// top_k most likely characters (top_k = 0: all of them); temperature 0 takes the most
-/// likely one. One uniform draw from gen: walk the kept probabilities, most likely first,
-/// until their running sum passes it.
-size_t sample_next(const std::vector<double>& logits, double temperature, int64_t top_k,
-                   tg::Generator& gen) {
-  // exercise tiny_lm.sample: begin
-  std::vector<size_t> order(logits.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](size_t i, size_t j) { return logits[i] > logits[j]; });
-  if (temperature == 0) return order[0];
-  const size_t keep =
-      top_k > 0 ? std::min<size_t>(static_cast<size_t>(top_k), logits.size()) : logits.size();
-  std::vector<double> p(keep);
-  double z = 0;
-  for (size_t r = 0; r < keep; ++r) {  // softmax of the kept logits, max subtracted
-    p[r] = std::exp((logits[order[r]] - logits[order[0]]) / temperature);
-    z += p[r];
-  }
-  double u = gen.uniform_double() * z;
-  for (size_t r = 0; r < keep; ++r) {
-    if ((u -= p[r]) < 0) return order[r];
-  }
-  return order[keep - 1];  // u rounded up to z: the last kept one
-  // exercise tiny_lm.sample: end
-}
-
 int sample(const SampleArgs& a) {
   TG_CHECK(std::filesystem::is_regular_file(a.checkpoint), ValueError,
            "tiny_lm sample: --checkpoint '{}' is not a file (tiny_lm train writes "
@@ -357,7 +331,8 @@ int sample(const SampleArgs& a) {
     const int64_t t = std::min<int64_t>(static_cast<int64_t>(ids.size()), config.context_length);
     const std::vector<int64_t> window(ids.end() - t, ids.end());
     const Tensor logits = model(tg::tensor(window, {t}))[t - 1].to(tg::kFloat64);
-    const size_t next = sample_next(logits.to_vector<double>(), a.temperature, a.top_k, gen);
+    const size_t next =
+        tg::examples::sample_next(logits.to_vector<double>(), a.temperature, a.top_k, gen);
     ids.push_back(static_cast<int64_t>(next));
     std::printf("%s", tok.decode(std::vector<int64_t>{static_cast<int64_t>(next)}).c_str());
   }
