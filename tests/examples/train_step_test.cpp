@@ -44,7 +44,8 @@ std::vector<double> by_hand(Tensor& w, Tensor& b, const Batch& d, double lr, dou
   NoGradGuard no_grad;
   w = (w - g[0] * (lr * scale)).detach().requires_grad_();
   b = (b - g[1] * (lr * scale)).detach().requires_grad_();
-  return {static_cast<double>(loss.item<float>()), norm};
+  const double loss_before = loss.item<float>();
+  return {loss_before, norm};
 }
 
 void check_two_steps(double clip) {
