@@ -48,8 +48,12 @@ std::string element_name(const Shape& shape, int64_t flat) {
 template <class At>
 double finite_difference(At&& at, double e, bool four_point) {
   // exercise gradcheck.finite_difference: begin
-  if (four_point) return (-at(2 * e) + 8 * at(e) - 8 * at(-e) + at(-2 * e)) / (12 * e);
-  return (at(e) - at(-e)) / (2 * e);
+  const double f_plus = at(e), f_minus = at(-e);  // F(x + e), F(x - e)
+  if (four_point) {
+    const double f_plus2 = at(2 * e), f_minus2 = at(-2 * e);
+    return (-f_plus2 + 8 * f_plus - 8 * f_minus + f_minus2) / (12 * e);
+  }
+  return (f_plus - f_minus) / (2 * e);
   // exercise gradcheck.finite_difference: end
 }
 

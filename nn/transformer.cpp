@@ -143,7 +143,11 @@ SwiGLUFeedForward::SwiGLUFeedForward(int64_t d_model, int64_t d_ff, Generator& g
   register_module("w2", w2);
 }
 
-Tensor SwiGLUFeedForward::forward(const Tensor& x) { return w2(swiglu(w1(x), w3(x))); }
+Tensor SwiGLUFeedForward::forward(const Tensor& x) {
+  // exercise transformer.forward: begin
+  return w2(swiglu(w1(x), w3(x)));  // w2(silu(w1 x) * w3 x)
+  // exercise transformer.forward: end
+}
 
 // ---------------------------------------------------------------- block
 TransformerBlock::TransformerBlock(const TransformerConfig& c, Generator& gen)
@@ -161,10 +165,10 @@ TransformerBlock::TransformerBlock(const TransformerConfig& c, Generator& gen)
 Tensor TransformerBlock::forward(const Tensor& x) {
   // h = x + attn(attn_norm(x)) and ffn_norm(h) in one fused op: it returns both the new
   // residual stream h and its normalised copy.
-  // exercise transformer.block_forward: begin
+  // exercise transformer.forward: begin
   const AddRmsNormOutput h = ffn_norm.add_forward(/*residual=*/x, /*branch=*/attn(attn_norm(x)));
   return h.residual + ffn(h.out);
-  // exercise transformer.block_forward: end
+  // exercise transformer.forward: end
 }
 
 // ---------------------------------------------------------------- the model
@@ -187,11 +191,13 @@ Tensor TransformerLM::forward(const Tensor& ids) {
   TG_CHECK(ids.size(-1) <= config.context_length, ShapeError,
            "TransformerLM: {} tokens exceed the context length {}", ids.size(-1),
            config.context_length);
+  // exercise transformer.forward: begin
   const bool batched = ids.dim() == 2;
   Tensor x = tok_emb(batched ? ids : ids.unsqueeze(0));
   for (const auto& block : blocks) x = (*block)(x);
   const Tensor logits = head(norm(x));
   return batched ? logits : logits.squeeze(0);
+  // exercise transformer.forward: end
 }
 
 }  // namespace tg::nn

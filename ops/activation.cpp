@@ -31,20 +31,22 @@ using kernels::zero_unless_adding;
 // ---------------------------------------------------------------- relu
 template <class F>
 void relu_forward(const F* x, F* y, int64_t n) {
+  // exercise relu.forward_backward: begin
   for (int64_t i = 0; i < n; ++i) {
     y[i] = x[i] < F(0) ? F(0) : x[i];  // not max(x, 0): nan must stay nan, as in PyTorch
   }
+  // exercise relu.forward_backward: end
 }
 // The mask is read from y, not x: relu'(x) = 1 where y > 0 and 0 where y <= 0 — including
 // x = 0, where the kink is: relu'(0) = 0 (PyTorch's choice).
 template <class F>
 void relu_backward(const F* y, const F* dy, GradOut<F> dx, int64_t n) {
   zero_unless_adding(dx, n);
-  // exercise relu.backward: begin
+  // exercise relu.forward_backward: begin
   for (int64_t i = 0; i < n; ++i) {
     if (!(y[i] <= F(0))) dx[i] += dy[i];  // nan passes
   }
-  // exercise relu.backward: end
+  // exercise relu.forward_backward: end
 }
 
 // ---------------------------------------------------------------- sigmoid
@@ -76,18 +78,20 @@ void tanh_backward(const F* y, const F* dy, GradOut<F> dx, int64_t n) {
 // ---------------------------------------------------------------- silu
 template <class F>
 void silu_forward(const F* x, F* y, int64_t n) {
+  // exercise silu.forward_backward: begin
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * detail::sigmoid_value(x[i]);
+  // exercise silu.forward_backward: end
 }
 // The derivative is in the table at the top: the product rule on x * sigmoid(x).
 template <class F>
 void silu_backward(const F* x, const F* dy, GradOut<F> dx, int64_t n) {
   zero_unless_adding(dx, n);
-  // exercise silu.backward: begin
+  // exercise silu.forward_backward: begin
   for (int64_t i = 0; i < n; ++i) {
     const F s = detail::sigmoid_value(x[i]);
     dx[i] += dy[i] * s * (F(1) + x[i] * (F(1) - s));
   }
-  // exercise silu.backward: end
+  // exercise silu.forward_backward: end
 }
 
 // ---------------------------------------------------------------- gelu

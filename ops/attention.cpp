@@ -44,6 +44,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/broadcast.h"
 #include "core/factories.h"
@@ -61,6 +62,7 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 template <class F>
 F score(const F* qi, const F* kj, int64_t D, F scale, const AttentionMask<F>& m, int64_t b,
         int64_t h, int64_t i, int64_t j) {
+  // exercise attention.forward: begin
   if (m.causal && j > i) return F(kNegInf);
   if (m.keep != nullptr && !m.keep[m.at(b, h, i, j)]) return F(kNegInf);
   F dot = 0;
@@ -68,12 +70,41 @@ F score(const F* qi, const F* kj, int64_t D, F scale, const AttentionMask<F>& m,
   F s = scale * dot;
   if (m.bias != nullptr) s += m.bias[m.at(b, h, i, j)];
   return s;
+  // exercise attention.forward: end
 }
 
 // ---------------------------------------------------------------- reference kernels
-/// Per query row: the max score, then the exp-weighted sum of the value rows and its
+/// One query row: out_i = sum_j p_j v_j with p = softmax(s), and the row's logsumexp L as the
+/// return value. The max score first, then the exp-weighted sum of the value rows and its
 /// normaliser in one more pass over the keys (the scores are computed twice, instead of
 /// being kept in a buffer of Tk).
+template <class F>
+F attention_row(const F* qi, HeadRows<const F> k, HeadRows<const F> v, F* oi,
+                const AttentionDims& n, F scale, const AttentionMask<F>& mask, int64_t b, int64_t h,
+                int64_t i) {
+  // exercise attention.forward: begin
+  F max = F(kNegInf);
+  for (int64_t j = 0; j < n.Tk; ++j) {
+    max = std::max(max, score(qi, k.row(b, h, j), n.D, scale, mask, b, h, i, j));
+  }
+  for (int64_t c = 0; c < n.Dv; ++c) oi[c] = 0;
+  if (max == F(kNegInf)) return F(kNegInf);  // every key masked: out_i = 0 (safe softmax)
+  // Subtracting the max keeps every exp in (0, 1]: no overflow, and the largest is 1.
+  F sum = 0;
+  for (int64_t j = 0; j < n.Tk; ++j) {
+    const F s = score(qi, k.row(b, h, j), n.D, scale, mask, b, h, i, j);
+    if (s == F(kNegInf)) continue;  // a masked key: exp(-inf) = 0
+    const F e = std::exp(s - max);
+    sum += e;
+    const F* vj = v.row(b, h, j);
+    for (int64_t c = 0; c < n.Dv; ++c) oi[c] += e * vj[c];
+  }
+  for (int64_t c = 0; c < n.Dv; ++c) oi[c] /= sum;  // p_j = e_j / sum
+  return max + std::log(sum);
+  // exercise attention.forward: end
+}
+
+/// Every (b, h, i) row on its own; lse receives each row's L for backward.
 template <class F>
 void attention_forward(HeadRows<const F> q, HeadRows<const F> k, HeadRows<const F> v,
                        HeadRows<F> out, F* lse, const AttentionDims& n, F scale,
@@ -82,29 +113,7 @@ void attention_forward(HeadRows<const F> q, HeadRows<const F> k, HeadRows<const 
     for (int64_t h = 0; h < n.H; ++h) {
       for (int64_t i = 0; i < n.Tq; ++i) {
         const int64_t row = (b * n.H + h) * n.Tq + i;
-        const F* qi = q.row(b, h, i);
-        F* oi = out.row(b, h, i);
-        F max = F(kNegInf);
-        for (int64_t j = 0; j < n.Tk; ++j) {
-          max = std::max(max, score(qi, k.row(b, h, j), n.D, scale, mask, b, h, i, j));
-        }
-        for (int64_t c = 0; c < n.Dv; ++c) oi[c] = 0;
-        if (max == F(kNegInf)) {  // every key masked: out_i = 0 (safe softmax)
-          lse[row] = F(kNegInf);
-          continue;
-        }
-        // Subtracting the max keeps every exp in (0, 1]: no overflow, and the largest is 1.
-        F sum = 0;
-        for (int64_t j = 0; j < n.Tk; ++j) {
-          const F s = score(qi, k.row(b, h, j), n.D, scale, mask, b, h, i, j);
-          if (s == F(kNegInf)) continue;  // a masked key: exp(-inf) = 0
-          const F e = std::exp(s - max);
-          sum += e;
-          const F* vj = v.row(b, h, j);
-          for (int64_t c = 0; c < n.Dv; ++c) oi[c] += e * vj[c];
-        }
-        for (int64_t c = 0; c < n.Dv; ++c) oi[c] /= sum;  // p_j = e_j / sum
-        lse[row] = max + std::log(sum);
+        lse[row] = attention_row(q.row(b, h, i), k, v, out.row(b, h, i), n, scale, mask, b, h, i);
       }
     }
   }
@@ -121,7 +130,57 @@ void zero_unless_adding(HeadRows<F> g, int64_t B, int64_t H, int64_t T, int64_t 
   }
 }
 
-/// dq, dk, dv and dmask as derived at the top, with each p_j = exp(s_j - lse) recomputed.
+/// The weighted sum's backward for query row i of (b, h), from its upstream gradient gi and
+/// its recomputed probabilities p (Tk): dv_j += p_j gi for every key (when dv is wanted), and
+/// dp_j = gi . v_j into dp (Tk), which the scores' backward needs.
+template <class F>
+void values_backward(const F* gi, HeadRows<const F> v, HeadRows<F> dv, const F* p, F* dp,
+                     const AttentionDims& n, int64_t b, int64_t h) {
+  // exercise attention.backward_values: begin
+  for (int64_t j = 0; j < n.Tk; ++j) {
+    dp[j] = 0;
+    if (p[j] == F(0)) continue;  // a masked key: no weight, so no gradient either way
+    const F* vj = v.row(b, h, j);
+    for (int64_t c = 0; c < n.Dv; ++c) dp[j] += gi[c] * vj[c];
+    if (dv) {
+      F* dvj = dv.row(b, h, j);
+      for (int64_t c = 0; c < n.Dv; ++c) dvj[c] += p[j] * gi[c];
+    }
+  }
+  // exercise attention.backward_values: end
+}
+
+/// The softmax's and the scores' backward for query row i of (b, h): ds_j from p, dp and
+/// delta_i = gi . oi, then dq_i (into dqi, may be null), dk_j (when dk is wanted) and the
+/// mask's gradient (into dmask_row, Tk, may be null).
+template <class F>
+void scores_backward(const F* qi, const F* gi, const F* oi, HeadRows<const F> k, const F* p,
+                     const F* dp, F* dqi, HeadRows<F> dk, F* dmask_row, const AttentionDims& n,
+                     F scale, int64_t b, int64_t h) {
+  // exercise attention.backward_scores: begin
+  F delta = 0;  // sum_j p_j dp_j = dout_i . out_i
+  for (int64_t c = 0; c < n.Dv; ++c) delta += gi[c] * oi[c];
+  for (int64_t j = 0; j < n.Tk; ++j) {
+    if (p[j] == F(0)) continue;  // a masked key
+    const F ds = p[j] * (dp[j] - delta);
+    const F* kj = k.row(b, h, j);
+    if (dqi != nullptr) {
+      for (int64_t d = 0; d < n.D; ++d) dqi[d] += scale * ds * kj[d];
+    }
+    if (dk) {
+      F* dkj = dk.row(b, h, j);
+      for (int64_t d = 0; d < n.D; ++d) dkj[d] += scale * ds * qi[d];
+    }
+    if (dmask_row != nullptr) dmask_row[j] += ds;
+  }
+  // exercise attention.backward_scores: end
+}
+
+/// dq, dk, dv and dmask as derived at the top, a query row at a time: its row of P is
+/// recomputed from q, k, the mask and the saved L (p_j = exp(s_j - L)), then the weighted
+/// sum's backward gives dv and dP's row, and, when q, k or the mask want a gradient, the
+/// softmax's and the scores' backward give the rest. Only one row of P and of dP (Tk
+/// numbers each) exists at any time.
 template <class F>
 void attention_backward(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<const F> k,
                         HeadRows<const F> v, HeadRows<const F> out, const F* lse, HeadRows<F> dq,
@@ -131,44 +190,26 @@ void attention_backward(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<co
   zero_unless_adding(dk, n.B, n.H, n.Tk, n.D);
   zero_unless_adding(dv, n.B, n.H, n.Tk, n.Dv);
   if (dmask != nullptr) std::fill(dmask, dmask + n.B * n.H * n.Tq * n.Tk, F(0));
-  // exercise attention.backward: begin
+  std::vector<F> p(static_cast<size_t>(n.Tk)), dp(static_cast<size_t>(n.Tk));
   for (int64_t b = 0; b < n.B; ++b) {
     for (int64_t h = 0; h < n.H; ++h) {
       for (int64_t i = 0; i < n.Tq; ++i) {
         const int64_t row = (b * n.H + h) * n.Tq + i;
         if (lse[row] == F(kNegInf)) continue;  // fully masked row: zero gradient
         const F* qi = q.row(b, h, i);
-        const F* gi = dout.row(b, h, i);
-        const F* oi = out.row(b, h, i);
-        F delta = 0;  // sum_j p_j dp_j = dout_i . out_i
-        for (int64_t c = 0; c < n.Dv; ++c) delta += gi[c] * oi[c];
         for (int64_t j = 0; j < n.Tk; ++j) {
-          const F* kj = k.row(b, h, j);
-          const F* vj = v.row(b, h, j);
-          const F s = score(qi, kj, n.D, scale, mask, b, h, i, j);
-          if (s == F(kNegInf)) continue;  // p_j = 0: no gradient through a masked key
-          const F p = std::exp(s - lse[row]);
-          F dp = 0;  // dout_i . v_j
-          for (int64_t c = 0; c < n.Dv; ++c) dp += gi[c] * vj[c];
-          const F ds = p * (dp - delta);
-          if (dv) {
-            F* dvj = dv.row(b, h, j);
-            for (int64_t c = 0; c < n.Dv; ++c) dvj[c] += p * gi[c];
-          }
-          if (dq) {
-            F* dqi = dq.row(b, h, i);
-            for (int64_t d = 0; d < n.D; ++d) dqi[d] += scale * ds * kj[d];
-          }
-          if (dk) {
-            F* dkj = dk.row(b, h, j);
-            for (int64_t d = 0; d < n.D; ++d) dkj[d] += scale * ds * qi[d];
-          }
-          if (dmask != nullptr) dmask[row * n.Tk + j] += ds;
+          const F s_ij = score(qi, k.row(b, h, j), n.D, scale, mask, b, h, i, j);
+          p[static_cast<size_t>(j)] = s_ij == F(kNegInf) ? F(0) : std::exp(s_ij - lse[row]);
+        }
+        values_backward(dout.row(b, h, i), v, dv, p.data(), dp.data(), n, b, h);
+        if (dq || dk || dmask != nullptr) {
+          scores_backward(qi, dout.row(b, h, i), out.row(b, h, i), k, p.data(), dp.data(),
+                          dq ? dq.row(b, h, i) : nullptr, dk,
+                          dmask != nullptr ? dmask + row * n.Tk : nullptr, n, scale, b, h);
         }
       }
     }
   }
-  // exercise attention.backward: end
 }
 
 // ---------------------------------------------------------------- helpers

@@ -33,19 +33,38 @@ using detail::compute_type;
 using detail::round_to;
 
 // ---------------------------------------------------------------- reference kernels
+/// The mask: m_i = [u_i < keep], one uniform draw u_i in [0, 1) per element, in order (so a
+/// seeded generator gives the same mask as PyTorch's rule, element for element).
+void draw_mask(Generator& gen, bool* m, int64_t n, double keep) {
+  // exercise dropout.forward_backward: begin
+  for (int64_t i = 0; i < n; ++i) m[i] = gen.uniform_double() < keep;
+  // exercise dropout.forward_backward: end
+}
+
+/// The factor that keeps E[y_i] = x_i: 1 / keep, and 0 when p = 1 (nothing is kept, and
+/// 1 / 0 would turn the zeros into nan).
+double keep_scale(double p) {
+  // exercise dropout.forward_backward: begin
+  const double keep = 1.0 - p;
+  return p == 1.0 ? 0.0 : 1.0 / keep;
+  // exercise dropout.forward_backward: end
+}
+
 /// y = x * (mask ? scale : 0) over n contiguous elements, in the compute type F.
 template <class F>
 void dropout_forward(const F* x, const bool* mask, F* y, int64_t n, F scale) {
+  // exercise dropout.forward_backward: begin
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * (mask[i] ? scale : F(0));
+  // exercise dropout.forward_backward: end
 }
 
 /// dx from dout, over n contiguous elements: the backward derived at the top of the file.
 template <class F>
 void dropout_backward(const F* dout, const bool* mask, GradOut<F> dx, int64_t n, F scale) {
   kernels::zero_unless_adding(dx, n);
-  // exercise dropout.backward: begin
+  // exercise dropout.forward_backward: begin
   for (int64_t i = 0; i < n; ++i) dx[i] += dout[i] * (mask[i] ? scale : F(0));
-  // exercise dropout.backward: end
+  // exercise dropout.forward_backward: end
 }
 
 // ---------------------------------------------------------------- helpers
@@ -64,11 +83,10 @@ struct Dropout : Function<Dropout> {
 
   // forward: m_i = [u_i < 1 - p], y_i = x_i * m_i * scale
   static Tensor forward(Context<State>& ctx, const Tensor& x, double p, Generator& gen) {
-    const double keep = 1.0 - p;
-    const double scale = p == 1.0 ? 0.0 : 1.0 / keep;
+    const double scale = keep_scale(p);
     Tensor mask = empty(x.shape(), kBool);
     bool* m = mask.data<bool>();
-    for (int64_t i = 0, n = x.numel(); i < n; ++i) m[i] = gen.uniform_double() < keep;
+    draw_mask(gen, m, x.numel(), 1.0 - p);
 
     const DType ct = compute_type(x.dtype());
     const Tensor xc = as_compute(x, ct);

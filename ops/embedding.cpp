@@ -40,9 +40,13 @@ using kernels::zero_unless_adding;
 void embedding_forward(const int64_t* ids, const std::byte* table, std::byte* out, int64_t n_ids,
                        int64_t row_bytes) {
   if (row_bytes == 0) return;  // nothing to copy (and memcpy must not see a null pointer)
+  // exercise embedding.forward: begin
   for (int64_t n = 0; n < n_ids; ++n) {
-    std::memcpy(out + n * row_bytes, table + ids[n] * row_bytes, static_cast<size_t>(row_bytes));
+    const std::byte* row = table + ids[n] * row_bytes;  // row ids[n] of the table
+    std::byte* dest = out + n * row_bytes;              // row n of the output
+    std::memcpy(dest, row, static_cast<size_t>(row_bytes));
   }
+  // exercise embedding.forward: end
 }
 
 /// The scatter-add derived at the top: dtable[ids[n]] += dout[n], except the padding row.

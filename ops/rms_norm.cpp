@@ -39,15 +39,18 @@ using kernels::zero_unless_adding;
 // ---------------------------------------------------------------- reference kernels
 template <class F>
 void rms_norm_forward(const F* x, const F* w, F* y, F* rstd, int64_t rows, int64_t cols, F eps) {
+  // exercise rms_norm.forward: begin
   for (int64_t r = 0; r < rows; ++r) {
     const F* xr = x + r * cols;
-    F* yr = y + r * cols;
+    F* y_row = y + r * cols;
     F sum_sq = 0;
     for (int64_t c = 0; c < cols; ++c) sum_sq += xr[c] * xr[c];
-    const F s = F(1) / std::sqrt(sum_sq / static_cast<F>(cols) + eps);
+    const F ms = sum_sq / static_cast<F>(cols);  // the mean square
+    const F s = F(1) / std::sqrt(ms + eps);
     rstd[r] = s;
-    for (int64_t c = 0; c < cols; ++c) yr[c] = xr[c] * s * w[c];
+    for (int64_t c = 0; c < cols; ++c) y_row[c] = xr[c] * s * w[c];
   }
+  // exercise rms_norm.forward: end
 }
 
 /// dx and dw as derived at the top of the file, from dout, x, w and the saved s per row.

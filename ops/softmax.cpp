@@ -46,11 +46,12 @@ using detail::round_to;
 /// y = softmax (or log_softmax when `log`) of every slice of x along the middle dim.
 template <class F>
 void softmax_forward(const F* x, F* y, int64_t outer, int64_t n, int64_t inner, bool log) {
+  // exercise softmax.forward: begin
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
       const F* xs = x + o * n * inner + i;  // element k of the slice is xs[k * inner]
       F* ys = y + o * n * inner + i;
-      F m = -std::numeric_limits<F>::infinity();
+      F m = -std::numeric_limits<F>::infinity();  // the slice's max
       for (int64_t k = 0; k < n; ++k) m = std::max(m, xs[k * inner]);
       if (m == -std::numeric_limits<F>::infinity()) m = 0;  // all -inf: 0 / 0 = nan, as PyTorch
       F s = 0;
@@ -63,6 +64,7 @@ void softmax_forward(const F* x, F* y, int64_t outer, int64_t n, int64_t inner, 
       }
     }
   }
+  // exercise softmax.forward: end
 }
 
 /// dx from dout and the saved output y, per slice: the backward derived at the top of the

@@ -223,6 +223,24 @@ TEST(AttentionTest, GradcheckShapes) {
   EXPECT_GRADCHECK(fn, {leaf({3, 1, 1, 4}, gen), leaf({3, 1, 7, 4}, gen), leaf({3, 1, 7, 3}, gen)});
 }
 
+TEST(AttentionTest, GradcheckValuesAlone) {
+  // Only v asks for a gradient: backward runs the weighted sum's backward (dv = P^T dout)
+  // and not the scores' (exercise attention.backward_values on its own). With a causal
+  // mask and Tq < Tk, and with a bool mask, masked keys must get no gradient.
+  Generator gen(24);
+  const Tensor q = randn({2, 2, 4, 3}, kFloat64, gen), k = randn({2, 2, 6, 3}, kFloat64, gen);
+  const Tensor bm = ragged_mask(4, 6);
+  auto causal = [&](const std::vector<Tensor>& in) { return sdpa(q, k, in[0], {}, true); };
+  EXPECT_GRADCHECK(causal, {leaf({2, 2, 6, 2}, gen)});
+  auto boolean = [&](const std::vector<Tensor>& in) { return sdpa(q, k, in[0], bm); };
+  EXPECT_GRADCHECK(boolean, {leaf({2, 2, 6, 5}, gen)});
+  // Key 5 is seen by no query under the causal mask of 4 queries: its dv row stays zero.
+  const Tensor v = leaf({2, 2, 6, 2}, gen);
+  const Tensor dv = grad({sdpa(q, k, v, {}, true)}, {v}, {ones({2, 2, 4, 2}, kFloat64)})[0];
+  EXPECT_THAT(as_doubles(dv.narrow(2, 4, 2)), Each(0.0));
+  EXPECT_THAT(as_doubles(dv.narrow(2, 0, 1)), Each(::testing::Gt(0.0)));
+}
+
 TEST(AttentionTest, GradcheckNonContiguousHeads) {
   // q, k, v split from (B, T, H, D) activations by a transpose, as a model does.
   Generator gen(8);
