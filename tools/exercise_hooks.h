@@ -11,15 +11,26 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "core/error.h"
 
 namespace tg::detail {
 
-/// A blanked exercise body: throws tg::NotImplemented,
-/// "exercise rms_norm.backward is not implemented yet — see docs/course/06-rms-norm.md".
+/// The Chinese twin of an English chapter: docs/course/06-rms-norm.md ->
+/// docs/course/zh/06-rms-norm.md (the course keeps both trees file for file).
+inline std::string chinese_chapter(std::string_view chapter) {
+  constexpr std::string_view kCourse = "docs/course/";
+  if (!chapter.starts_with(kCourse)) return std::string(chapter);
+  return std::string(kCourse) + "zh/" + std::string(chapter.substr(kCourse.size()));
+}
+
+/// A blanked exercise body: throws tg::NotImplemented, naming the chapter in both languages:
+/// "exercise rms_norm.backward is not implemented yet — see docs/course/06-rms-norm.md
+/// (中文: docs/course/zh/06-rms-norm.md)".
 [[noreturn]] inline void exercise_not_implemented(const char* id, const char* chapter) {
-  throw NotImplemented(fmt::format("exercise {} is not implemented yet — see {}", id, chapter));
+  throw NotImplemented(fmt::format("exercise {} is not implemented yet — see {} (中文: {})", id,
+                                   chapter, chinese_chapter(chapter)));
 }
 
 /// A probed exercise body's first line: when the environment variable

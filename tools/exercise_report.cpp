@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "core/error.h"
+#include "tools/exercise_hooks.h"
 
 namespace tg::tools {
 
@@ -75,10 +77,23 @@ std::vector<TestInfo> parse_ctest_json(std::string_view json) {
            "exercise_tests: not the output of ctest --show-only=json-v1");
   std::vector<TestInfo> tests;
   for (const nlohmann::json& t : doc["tests"]) {
-    TestInfo info{t.value("name", std::string()), {}};
+    TestInfo info{t.value("name", std::string()), {}, {}, {}, {}};
+    for (const nlohmann::json& a : t.value("command", nlohmann::json::array())) {
+      if (a.is_string()) info.command.push_back(a.get<std::string>());
+    }
     for (const nlohmann::json& p : t.value("properties", nlohmann::json::array())) {
-      if (p.value("name", std::string()) != "LABELS") continue;
-      for (const nlohmann::json& l : p["value"]) info.labels.push_back(l.get<std::string>());
+      const std::string name = p.value("name", std::string());
+      std::vector<std::string>* into = name == "LABELS"              ? &info.labels
+                                       : name == "FIXTURES_REQUIRED" ? &info.fixtures_required
+                                       : name == "FIXTURES_SETUP"    ? &info.fixtures_setup
+                                                                     : nullptr;
+      if (into == nullptr || !p.contains("value")) continue;
+      const nlohmann::json& v = p["value"];
+      if (v.is_string()) into->push_back(v.get<std::string>());
+      if (!v.is_array()) continue;
+      for (const nlohmann::json& l : v) {
+        if (l.is_string()) into->push_back(l.get<std::string>());
+      }
     }
     tests.push_back(std::move(info));
   }
@@ -200,21 +215,60 @@ std::string format_ties(const std::vector<Exercise>& course, const std::vector<T
   return out;
 }
 
+Lang parse_lang(std::string_view name) {
+  return name.starts_with("zh") ? Lang::kChinese : Lang::kEnglish;
+}
+
+std::string exercise_section(const Exercise& e, Lang lang) {
+  // GitHub's anchors: the heading in lower case, spaces as '-'; Chinese characters stay.
+  return lang == Lang::kChinese ? detail::chinese_chapter(e.chapter) + "#练习与测试"
+                                : e.chapter + "#the-exercise-and-its-tests";
+}
+
+namespace {
+
+/// The words of the table in each language.
+struct TableWords {
+  std::string_view exercise, status, passed, section, failure, pass, fail, none, not_run;
+};
+
+constexpr TableWords kEnglish{"exercise", "status",        "passed",
+                              "read",     "first failure", "pass",
+                              "FAIL",     "no test ran",   "not run (a test it needs failed)"};
+constexpr TableWords kChinese{"练习",   "状态",         "通过",
+                              "阅读",   "第一个失败",   "通过",
+                              "未通过", "没有运行测试", "未运行（它依赖的测试失败了）"};
+
+/// Columns padded by what a terminal shows: a Chinese character takes two columns.
+size_t display_width(std::string_view s) {
+  size_t width = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(s[i]);
+    if ((byte & 0xC0) == 0x80) continue;  // a continuation byte
+    width += byte >= 0xE0 ? 2 : 1;        // 3- and 4-byte sequences: CJK, wide
+  }
+  return width;
+}
+
+std::string padded(std::string_view s, size_t width) {
+  const size_t w = display_width(s);
+  return std::string(s) + std::string(w < width ? width - w : 0, ' ');
+}
+
+}  // namespace
+
 std::string grade_table(const std::vector<Exercise>& course, const std::vector<TestInfo>& tests,
-                        const std::vector<TestResult>& results, std::string_view only) {
+                        const std::vector<TestResult>& results, std::string_view only, Lang lang) {
+  const TableWords& w = lang == Lang::kChinese ? kChinese : kEnglish;
   std::map<std::string, const TestResult*> by_name;
   for (const TestResult& r : results) by_name[r.name] = &r;
-  size_t id_width = std::string_view("exercise").size(), chapter_width = 0;
-  for (const Exercise& e : course) {
-    id_width = std::max(id_width, e.id.size());
-    chapter_width = std::max(chapter_width, e.chapter.size());
-  }
-  std::string out = fmt::format("{:<{}}  {:<{}}  {:>9}  {}\n", "exercise", id_width, "chapter",
-                                chapter_width, "passed", "first failure");
-  size_t complete = 0, shown = 0;
+  struct Row {
+    std::string id, status, passed, section, failure;
+  };
+  std::vector<Row> rows;
+  size_t complete = 0;
   for (const Exercise& e : course) {
     if (!only.empty() && e.id != only) continue;
-    ++shown;
     size_t total = 0, passed = 0;
     std::string failure;
     for (const TestInfo& t : tests) {
@@ -226,18 +280,79 @@ std::string grade_table(const std::vector<Exercise>& course, const std::vector<T
       if (r.status == "run") {
         ++passed;
       } else if (failure.empty()) {
-        const std::string why = r.status == "notrun"
-                                    ? std::string("not run (a test it needs failed)")
-                                    : first_failure(r.output);
-        failure = fmt::format("{}: {}", t.name, why.empty() ? std::string("failed") : why);
+        const std::string why =
+            r.status == "notrun" ? std::string(w.not_run) : first_failure(r.output);
+        failure = fmt::format("{}: {}", t.name, why.empty() ? std::string(w.fail) : why);
       }
     }
-    if (total > 0 && passed == total) ++complete;
-    out += fmt::format("{:<{}}  {:<{}}  {:>9}  {}\n", e.id, id_width, e.chapter, chapter_width,
-                       fmt::format("{}/{}", passed, total), failure);
+    const bool ok = total > 0 && passed == total;
+    complete += ok ? 1 : 0;
+    rows.push_back({e.id,
+                    std::string(total == 0 ? w.none
+                                : ok       ? w.pass
+                                           : w.fail),
+                    fmt::format("{}/{}", passed, total), exercise_section(e, lang), failure});
   }
-  out += fmt::format("{} of {} exercises pass every test\n", complete, shown);
+  Row head{std::string(w.exercise), std::string(w.status), std::string(w.passed),
+           std::string(w.section), std::string(w.failure)};
+  size_t id_w = display_width(head.id), status_w = display_width(head.status);
+  size_t passed_w = display_width(head.passed), section_w = display_width(head.section);
+  for (const Row& r : rows) {
+    id_w = std::max(id_w, display_width(r.id));
+    status_w = std::max(status_w, display_width(r.status));
+    passed_w = std::max(passed_w, display_width(r.passed));
+    section_w = std::max(section_w, display_width(r.section));
+  }
+  auto line = [&](const Row& r) {
+    std::string text =
+        fmt::format("{}  {}  {}  {}  {}", padded(r.id, id_w), padded(r.status, status_w),
+                    padded(r.passed, passed_w), padded(r.section, section_w), r.failure);
+    while (text.ends_with(' ')) text.pop_back();
+    return text + "\n";
+  };
+  std::string out = line(head);
+  for (const Row& r : rows) out += line(r);
+  out += lang == Lang::kChinese
+             ? fmt::format("{} 个练习中，{} 个的测试全部通过\n", rows.size(), complete)
+             : fmt::format("{} of {} exercises pass every test\n", complete, rows.size());
   return out;
+}
+
+std::vector<std::string> targets_of(const std::vector<TestInfo>& tests, std::string_view only,
+                                    std::string_view bin_dir) {
+  std::set<std::string> fixtures, targets;
+  std::vector<const TestInfo*> chosen;
+  for (const TestInfo& t : tests) {
+    if (t.exercise() != only) continue;
+    chosen.push_back(&t);
+    fixtures.insert(t.fixtures_required.begin(), t.fixtures_required.end());
+  }
+  for (const TestInfo& t : tests) {  // CTest runs the setup of every fixture they require
+    for (const std::string& f : t.fixtures_setup) {
+      if (fixtures.count(f) && std::find(chosen.begin(), chosen.end(), &t) == chosen.end()) {
+        chosen.push_back(&t);
+      }
+    }
+  }
+  const std::string prefix = std::string(bin_dir) + "/";
+  for (const TestInfo* t : chosen) {
+    size_t found = 0;
+    for (const std::string& arg : t->command) {
+      for (size_t at = arg.find(prefix); at != std::string::npos; at = arg.find(prefix, at + 1)) {
+        const size_t begin = at + prefix.size();
+        size_t end = begin;
+        while (end < arg.size() && (std::isalnum(static_cast<unsigned char>(arg[end])) ||
+                                    arg[end] == '_' || arg[end] == '-')) {
+          ++end;
+        }
+        if (end == begin) continue;
+        targets.insert(arg.substr(begin, end - begin));
+        ++found;
+      }
+    }
+    if (found == 0) return {};  // a test that runs no program of ours: build everything
+  }
+  return {targets.begin(), targets.end()};
 }
 
 std::vector<std::string> check_blank_tree(const std::vector<Exercise>& course,

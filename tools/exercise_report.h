@@ -30,8 +30,11 @@ inline constexpr std::string_view kNeedsLabel = "needs:";
 struct TestInfo {
   std::string name;
   std::vector<std::string> labels;
-  std::string exercise() const;                // its "exercise:" label's id, or ""
-  std::vector<std::string> exercises() const;  // every exercise it runs: needs, then its own
+  std::vector<std::string> command = {};            // the program and its arguments
+  std::vector<std::string> fixtures_required = {};  // FIXTURES_REQUIRED
+  std::vector<std::string> fixtures_setup = {};     // FIXTURES_SETUP
+  std::string exercise() const;                     // its "exercise:" label's id, or ""
+  std::vector<std::string> exercises() const;       // every exercise it runs: needs, then its own
 };
 
 /// One test's outcome. status is JUnit's: "run" (passed), "fail", "notrun", "disabled".
@@ -64,10 +67,29 @@ std::string not_implemented_id(std::string_view text);
 std::string format_ties(const std::vector<Exercise>& course, const std::vector<TestInfo>& tests,
                         const std::map<std::string, std::vector<std::string>>& reached);
 
-/// The table: one row per exercise of the course (or only `only`): id, chapter, its own
-/// tests passed / its own tests, and for a failure the first one's message.
+/// The language of the grade table: English, or Chinese (zh).
+enum class Lang { kEnglish, kChinese };
+
+/// "en" or "zh" (and what LANG holds: "zh_CN.UTF-8" is Chinese, anything else English).
+Lang parse_lang(std::string_view name);
+
+/// Where a learner reads about an exercise: the chapter's exercise section, in `lang`
+/// ("docs/course/zh/06-rms-norm.md#练习与测试").
+std::string exercise_section(const Exercise& e, Lang lang);
+
+/// The table, in `lang`: one row per exercise of the course (or only `only`): id, pass or
+/// fail, its own tests passed / its own tests, the chapter section that teaches it, and for
+/// a failure the first failing test with its message.
 std::string grade_table(const std::vector<Exercise>& course, const std::vector<TestInfo>& tests,
-                        const std::vector<TestResult>& results, std::string_view only = {});
+                        const std::vector<TestResult>& results, std::string_view only = {},
+                        Lang lang = Lang::kEnglish);
+
+/// The CMake targets the tests of `only` (those labelled exercise:<only>) need, and the
+/// fixture setups they require: each program under `bin_dir` that a test's command names
+/// (a GoogleTest binary, or an example a script runs). Empty if a test names none (then
+/// everything must be built). Sorted, each once.
+std::vector<std::string> targets_of(const std::vector<TestInfo>& tests, std::string_view only,
+                                    std::string_view bin_dir);
 
 /// What is wrong with the results of an all-blank student tree, one line per problem:
 /// - a tied test that passed, or failed without the NotImplemented message of one of its

@@ -6,6 +6,12 @@
 //   build/bin/student_tree DEST --from rms_norm.backward
 //   build/bin/student_tree DEST --source /path/to/tapegrad
 //   build/bin/student_tree DEST --probe              # nothing blanked; records instead
+//   build/bin/student_tree DEST --no-git             # no repository (see below)
+//
+// A student tree is a git repository with one commit, the tree as handed out, so that a
+// learner can see what they changed (`git diff`), keep their steps, and start an exercise
+// over (`git checkout -- ops/rms_norm.cpp`). Without git on the machine it says so and
+// writes the tree alone.
 //
 // --probe writes a tree for scripts/tie_exercises.sh instead: every exercise keeps its
 // solution, with a call in front that records the exercise's id when a test runs it.
@@ -23,6 +29,7 @@
 // comment or course text. If one does, it names the file and line and exits with 1.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -48,6 +55,33 @@ bool skipped(const fs::path& rel) {
          r == "nn/fast" || r == "tests/ops/fast" || r == "tests/nn/fast";
 }
 
+/// `s` quoted for the shell: between single quotes, each ' written as '\''.
+std::string shell_quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+/// Makes `dir` a git repository whose first commit is the whole tree (its .gitignore keeps
+/// build/ out). False, with a note, when git is not installed; throws if git fails.
+bool commit_tree(const std::string& dir, const std::string& message) {
+  if (std::system("command -v git >/dev/null 2>&1") != 0) {
+    fmt::print("student_tree: git is not installed, so {} is not a repository\n", dir);
+    return false;
+  }
+  const std::string git = "git -C " + shell_quoted(dir);
+  // The identity and the no-signing rule are for this commit only: a learner's own
+  // settings may lack a name, or ask for a signature this machine cannot make.
+  const std::string command =
+      git + " init -q && " + git + " add -A && " + git +
+      " -c user.name='tapegrad course' -c user.email=course@tapegrad.invalid"
+      " -c commit.gpgsign=false commit -q --no-verify -m " +
+      shell_quoted(message);
+  TG_CHECK(std::system(command.c_str()) == 0, ValueError,
+           "student_tree: git could not make the first commit in {}", dir);
+  return true;
+}
+
 bool is_source(const fs::path& path) {
   const std::string ext = path.extension().string();
   return ext == ".h" || ext == ".cpp";
@@ -61,7 +95,8 @@ int main(int argc, char** argv) {
   app.add_option("dest", dest, "directory to write (must not exist, or be empty)")->required();
   app.add_option("--from", from, "blank this exercise and the ones after it (default: all)");
   app.add_option("--source", source, "the tapegrad tree to copy")->capture_default_str();
-  bool probe = false;
+  bool probe = false, git = true;
+  app.add_flag("!--no-git", git, "do not make the tree a git repository");
   app.add_flag("--probe", probe, "keep every solution and record which exercises tests run")
       ->excludes("--from");
   CLI11_PARSE(app, argc, argv);
@@ -126,6 +161,10 @@ int main(int argc, char** argv) {
       fmt::print("student_tree: {} files into {}; all {} exercises probed\n", files, dest,
                  course.size());
     } else {
+      if (git) {
+        commit_tree(dest, fmt::format("The course as handed out: {} of {} exercises blanked",
+                                      blank.size(), course.size()));
+      }
       fmt::print("student_tree: {} files into {}; {} of {} exercises blanked{}\n", files, dest,
                  blank.size(), course.size(), from.empty() ? "" : " (from " + from + ")");
     }

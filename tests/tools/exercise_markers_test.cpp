@@ -218,13 +218,22 @@ TEST(TextHelpersTest, LinesTrimmingAndReadingFiles) {
               ThrowsMessage<tg::ValueError>(HasSubstr("cannot read " + file.string())));
 }
 
-TEST(ExerciseNotImplementedTest, NamesTheExerciseAndItsChapter) {
+TEST(ExerciseNotImplementedTest, NamesTheExerciseAndItsChapterInBothLanguages) {
   EXPECT_THAT(
       [] {
         tg::detail::exercise_not_implemented("rms_norm.backward", "docs/course/06-rms-norm.md");
       },
       ThrowsMessage<tg::NotImplemented>(
-          "exercise rms_norm.backward is not implemented yet — see docs/course/06-rms-norm.md"));
+          "exercise rms_norm.backward is not implemented yet — see docs/course/06-rms-norm.md "
+          "(中文: docs/course/zh/06-rms-norm.md)"));
+  // Every chapter of the registry has its Chinese twin, which the message names.
+  const std::vector<tg::tools::Exercise> course = tg::tools::parse_registry(
+      tg::tools::read_file(std::string(TAPEGRAD_SOURCE_DIR) + "/tools/exercises.txt"));
+  for (const tg::tools::Exercise& e : course) {
+    const std::string zh = tg::detail::chinese_chapter(e.chapter);
+    EXPECT_NE(zh, e.chapter);
+    EXPECT_TRUE(std::filesystem::exists(std::string(TAPEGRAD_SOURCE_DIR) + "/" + zh)) << zh;
+  }
 }
 
 }  // namespace

@@ -119,13 +119,15 @@ TEST(GradeTableTest, CountsEachExercisesOwnTestsAndShowsTheFirstFailure) {
                                            {"Rms.b", "fail", "unknown file: Failure\n" + kMessage},
                                            {"Untied", "fail", "x.cpp:1: Failure\nboom"}};
   const std::string table = grade_table(kCourse, tests, results);
-  EXPECT_THAT(table,
-              HasSubstr("autograd.reverse_loop  docs/course/02-autograd.md          1/1  \n"));
-  EXPECT_THAT(table, HasSubstr("rms_norm.backward      docs/course/06-rms-norm.md          1/2  "
+  EXPECT_THAT(table, HasSubstr("exercise               status       passed  read"));
+  EXPECT_THAT(table, HasSubstr("autograd.reverse_loop  pass         1/1     "
+                               "docs/course/02-autograd.md#the-exercise-and-its-tests\n"));
+  EXPECT_THAT(table, HasSubstr("rms_norm.backward      FAIL         1/2     "
+                               "docs/course/06-rms-norm.md#the-exercise-and-its-tests    "
                                "Rms.b: " +
                                kMessage + "\n"));
-  EXPECT_THAT(table,
-              HasSubstr("adamw.step             docs/course/14-optimizers.md        0/0  \n"));
+  EXPECT_THAT(table, HasSubstr("adamw.step             no test ran  0/0     "
+                               "docs/course/14-optimizers.md#the-exercise-and-its-tests\n"));
   EXPECT_THAT(table, HasSubstr("1 of 3 exercises pass every test\n"));
   const std::string one = grade_table(kCourse, tests, results, "rms_norm.backward");
   EXPECT_THAT(one, ::testing::Not(HasSubstr("autograd.reverse_loop  docs")));
@@ -133,7 +135,65 @@ TEST(GradeTableTest, CountsEachExercisesOwnTestsAndShowsTheFirstFailure) {
   // A test that CTest did not run (a -L filter) is left out; one whose setup failed says so.
   const std::string notrun =
       grade_table(kCourse, tests, {{"Rms.a", "notrun", ""}}, "rms_norm.backward");
-  EXPECT_THAT(notrun, HasSubstr("0/1  Rms.a: not run (a test it needs failed)"));
+  EXPECT_THAT(notrun, HasSubstr("Rms.a: not run (a test it needs failed)"));
+}
+
+TEST(GradeTableTest, SpeaksTheLearnersLanguageAndPointsAtTheirChapter) {
+  EXPECT_EQ(parse_lang("zh"), Lang::kChinese);
+  EXPECT_EQ(parse_lang("zh_CN.UTF-8"), Lang::kChinese);
+  EXPECT_EQ(parse_lang("en"), Lang::kEnglish);
+  EXPECT_EQ(parse_lang("C.UTF-8"), Lang::kEnglish);
+  EXPECT_EQ(exercise_section(kCourse[1], Lang::kChinese),
+            "docs/course/zh/06-rms-norm.md#练习与测试");
+  const std::vector<TestInfo> tests = {
+      {"Rms.a", {"ops", "exercise:rms_norm.backward"}},
+      {"Adam.a", {"nn", "exercise:adamw.step"}},
+  };
+  const std::string table = grade_table(
+      kCourse, tests, {{"Rms.a", "fail", kMessage}, {"Adam.a", "run", ""}}, {}, Lang::kChinese);
+  // The columns line up on a terminal, where a Chinese character is two columns wide:
+  // "练习" is as wide as "ab  ", so the id column (21 wide) pads it with 17 spaces.
+  EXPECT_THAT(table, HasSubstr("练习" + std::string(17, ' ') + "  状态"));
+  // The status column is as wide as "没有运行测试" (12 columns, the untested exercise's).
+  EXPECT_THAT(table,
+              HasSubstr("rms_norm.backward      未通过" + std::string(8, ' ') + "0/1   " +
+                        "docs/course/zh/06-rms-norm.md#练习与测试    Rms.a: " + kMessage + "\n"));
+  EXPECT_THAT(table, HasSubstr("adamw.step             通过" + std::string(10, ' ') + "1/1   " +
+                               "docs/course/zh/14-optimizers.md#练习与测试\n"));
+  EXPECT_THAT(table, HasSubstr("3 个练习中，1 个的测试全部通过\n"));
+}
+
+TEST(TargetsTest, TheProgramsAnExercisesTestsAndTheirFixturesRun) {
+  const std::string bin = "/b/bin";
+  std::vector<TestInfo> tests = {
+      {"Rms.a", {"ops", "exercise:rms_norm.backward"}, {"/b/bin/ops_rms_norm_test", "--x"}},
+      {"Rms.b", {"ops", "exercise:rms_norm.backward"}, {"/b/bin/ops_rms_norm_test"}},
+      {"example.lm",
+       {"examples", "exercise:rms_norm.backward"},
+       {"/usr/bin/cmake", "-DRUN=/b/bin/tiny_lm|--steps|3", "-P", "run.cmake"},
+       {"lm_checkpoint"}},
+      {"make.ckpt", {"examples"}, {"/b/bin/bad_checkpoints"}, {}, {"lm_checkpoint"}},
+      {"Other", {"ops", "exercise:adamw.step"}, {"/b/bin/nn_optim_test"}},
+  };
+  EXPECT_THAT(targets_of(tests, "rms_norm.backward", bin),
+              ElementsAre("bad_checkpoints", "ops_rms_norm_test", "tiny_lm"));
+  EXPECT_THAT(targets_of(tests, "adamw.step", bin), ElementsAre("nn_optim_test"));
+  EXPECT_THAT(targets_of(tests, "autograd.reverse_loop", bin), IsEmpty());
+  // A test that runs no program of the build: nothing short of everything will do.
+  tests.push_back({"Script", {"ops", "exercise:adamw.step"}, {"/bin/sh", "x.sh"}});
+  EXPECT_THAT(targets_of(tests, "adamw.step", bin), IsEmpty());
+}
+
+TEST(ParseCtestJsonTest, CommandsAndFixtures) {
+  const std::vector<TestInfo> tests = parse_ctest_json(R"({"tests": [
+      {"name": "A", "command": ["/b/bin/a", "--flag"],
+       "properties": [{"name": "FIXTURES_REQUIRED", "value": ["ckpt"]}]},
+      {"name": "B", "properties": [{"name": "FIXTURES_SETUP", "value": ["ckpt", "data"]}]}]})");
+  ASSERT_EQ(tests.size(), 2u);
+  EXPECT_THAT(tests[0].command, ElementsAre("/b/bin/a", "--flag"));
+  EXPECT_THAT(tests[0].fixtures_required, ElementsAre("ckpt"));
+  EXPECT_THAT(tests[1].fixtures_setup, ElementsAre("ckpt", "data"));
+  EXPECT_THAT(tests[1].command, IsEmpty());
 }
 
 TEST(CheckBlankTreeTest, TiedTestsFailWithTheirMessageAndTheOthersPass) {

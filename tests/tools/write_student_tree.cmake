@@ -1,7 +1,8 @@
 # tests/tools/write_student_tree.cmake — writes a fresh student tree of the real sources with
 # build/bin/student_tree (TOOL) into DIR and checks it: the tool accepts every marker and
-# finds every exercise of tools/exercises.txt, the tree is marked as a student tree, and a
-# blanked body throws the exercise's NotImplemented instead of its solution.
+# finds every exercise of tools/exercises.txt, the tree is marked as a student tree, a
+# blanked body throws the exercise's NotImplemented instead of its solution, and the tree is
+# a git repository with exactly one commit and nothing left uncommitted (when git exists).
 file(REMOVE_RECURSE "${DIR}")
 execute_process(COMMAND "${TOOL}" "${DIR}" RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -18,5 +19,21 @@ endif()
 string(FIND "${text}" "dot += gr[c] * w[c] * xr[c]" solution)
 if(NOT solution EQUAL -1)
   message(FATAL_ERROR "the solution of rms_norm.backward is still in the student tree")
+endif()
+find_program(GIT git)
+if(GIT)
+  execute_process(COMMAND "${GIT}" -C "${DIR}" rev-list --count HEAD OUTPUT_VARIABLE commits
+                  RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0 OR NOT commits EQUAL 1)
+    message(FATAL_ERROR "the student tree is not a git repository with one commit (${commits})")
+  endif()
+  execute_process(COMMAND "${GIT}" -C "${DIR}" status --porcelain OUTPUT_VARIABLE dirty)
+  if(NOT dirty STREQUAL "")
+    message(FATAL_ERROR "the student tree's first commit left files out:\n${dirty}")
+  endif()
+  execute_process(COMMAND "${GIT}" -C "${DIR}" ls-files ops/rms_norm.cpp OUTPUT_VARIABLE tracked)
+  if(tracked STREQUAL "")
+    message(FATAL_ERROR "the student tree's first commit does not hold ops/rms_norm.cpp")
+  endif()
 endif()
 file(REMOVE_RECURSE "${DIR}")
