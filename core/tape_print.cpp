@@ -125,6 +125,19 @@ std::string leaf_label(const std::shared_ptr<TensorImpl>& impl) {
 
 }  // namespace
 
+std::vector<TapeEntry> tape_entries(const Tensor& root) {
+  std::vector<TapeEntry> entries;
+  for (const Node* n : nodes_in_tape_order(root, "tape_entries")) {
+    TapeEntry e;
+    e.op = std::string(n->name());
+    e.inputs.assign(n->inputs.begin(), n->inputs.end());
+    e.outputs.assign(n->outputs.begin(), n->outputs.end());
+    e.saved_bytes = n->released() ? 0 : n->saved_bytes();
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
 std::string print_tape(const Tensor& root) {
   const std::vector<const Node*> nodes = nodes_in_tape_order(root, "print_tape");
   if (nodes.empty()) {

@@ -16,10 +16,25 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "core/autograd.h"
 #include "core/tensor.h"
 
 namespace tg {
+
+/// One op on the tape, as print_tape lists it, for programs that count what a step costs
+/// (nn/accounting.h) without reading text.
+struct TapeEntry {
+  std::string op;                   // the op's name: "linear"
+  std::vector<TensorMeta> inputs;   // shape and dtype of each tensor input, in order
+  std::vector<TensorMeta> outputs;  // and of each output
+  size_t saved_bytes = 0;           // what it saved for backward (0 once backward freed it)
+};
+
+/// The ops on the tape that `root` depends on, oldest first: the rows of print_tape.
+/// MisuseError if root is undefined; empty for a leaf.
+std::vector<TapeEntry> tape_entries(const Tensor& root);
 
 /// The ops on the tape that `root` depends on, one line each in tape order (oldest first),
 /// then the total number of bytes they saved for backward. MisuseError if root is undefined.

@@ -1,6 +1,7 @@
 // nn/nn.h — every nn module, optimizer and data helper, in one include.
 #pragma once
 
+#include "nn/accounting.h"
 #include "nn/activation.h"
 #include "nn/checkpoint.h"
 #include "nn/embedding.h"
