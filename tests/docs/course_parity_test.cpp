@@ -5,8 +5,11 @@
 // headings, kSections below), the same number of ### and #### subsections in each section,
 // and the same fenced code blocks, byte for byte, in the same sections: the code is what the
 // build checks (tests/docs/docs_test.cpp), so a translation may change only the prose. The
-// guides (README.md) need the same code blocks. Every relative link in either language must
-// name a file that exists. The checker is tested first on small in-memory chapters.
+// same goes for the figures (![caption](../images/course/NAME.svg), made by
+// scripts/figures.sh): the same images in the same order in the same sections, each language
+// with its own caption. The guides (README.md) need the same code blocks and figures. Every
+// relative link in either language must name a file that exists. The checker is tested
+// first on small in-memory chapters.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -37,6 +40,7 @@ struct Section {
   std::string heading;              // "" for the part before the first "## "
   int subsections = 0;              // "### " and "#### " headings inside it
   std::vector<std::string> blocks;  // its fenced blocks, fences included
+  std::vector<std::string> images;  // its images' paths without leading "../" (see image_paths)
 };
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -53,6 +57,22 @@ std::string_view fence_of(std::string_view line) {
   if (line.starts_with("```")) return "```";
   if (line.starts_with("~~~")) return "~~~";
   return {};
+}
+
+/// The images a line shows, `![caption](path)`, as paths without their leading "../": the
+/// English chapters sit one folder above the Chinese ones, so "../images/course/x.svg" and
+/// "../../images/course/x.svg" are the same figure, "images/course/x.svg".
+std::vector<std::string> image_paths(const std::string& line) {
+  std::vector<std::string> paths;
+  for (size_t at = line.find("!["); at != std::string::npos; at = line.find("![", at + 2)) {
+    const size_t open = line.find("](", at + 2);
+    const size_t close = open == std::string::npos ? open : line.find(')', open + 2);
+    if (close == std::string::npos) break;
+    std::string path = line.substr(open + 2, close - open - 2);
+    while (path.starts_with("../")) path.erase(0, 3);
+    paths.push_back(path);
+  }
+  return paths;
 }
 
 std::vector<Section> sections_of(const std::string& text) {
@@ -72,9 +92,11 @@ std::vector<Section> sections_of(const std::string& text) {
       open = fence_of(line);
       block = line + "\n";
     } else if (line.starts_with("## ")) {
-      out.push_back({line.substr(3), 0, {}});
+      out.push_back({line.substr(3), 0, {}, {}});
     } else if (line.starts_with("### ") || line.starts_with("#### ")) {
       ++out.back().subsections;
+    } else {
+      for (std::string& image : image_paths(line)) out.back().images.push_back(std::move(image));
     }
   }
   if (!open.empty()) out.back().blocks.push_back(block + "(never closed)\n");
@@ -109,15 +131,30 @@ std::vector<std::string> compare(const std::string& en_text, const std::string& 
             en[i].blocks.size(), zh[i].blocks.size(),
             en[i].blocks.size() == zh[i].blocks.size() ? ", not byte for byte the same" : ""));
       }
+      if (en[i].images != zh[i].images) {
+        problems.push_back(fmt::format(
+            "section '{}': its figures differ ([{}] in English, [{}] in Chinese)", en[i].heading,
+            fmt::join(en[i].images, ", "), fmt::join(zh[i].images, ", ")));
+      }
     }
     return problems;
   }
-  std::vector<std::string> en_blocks, zh_blocks;
-  for (const Section& s : en) en_blocks.insert(en_blocks.end(), s.blocks.begin(), s.blocks.end());
-  for (const Section& s : zh) zh_blocks.insert(zh_blocks.end(), s.blocks.begin(), s.blocks.end());
+  std::vector<std::string> en_blocks, zh_blocks, en_images, zh_images;
+  for (const Section& s : en) {
+    en_blocks.insert(en_blocks.end(), s.blocks.begin(), s.blocks.end());
+    en_images.insert(en_images.end(), s.images.begin(), s.images.end());
+  }
+  for (const Section& s : zh) {
+    zh_blocks.insert(zh_blocks.end(), s.blocks.begin(), s.blocks.end());
+    zh_images.insert(zh_images.end(), s.images.begin(), s.images.end());
+  }
   if (en_blocks != zh_blocks) {
     problems.push_back(fmt::format("the code blocks differ ({} in English, {} in Chinese)",
                                    en_blocks.size(), zh_blocks.size()));
+  }
+  if (en_images != zh_images) {
+    problems.push_back(fmt::format("the figures differ ([{}] in English, [{}] in Chinese)",
+                                   fmt::join(en_images, ", "), fmt::join(zh_images, ", ")));
   }
   return problems;
 }
@@ -195,6 +232,50 @@ TEST(CourseParityCheckerTest, FindsDriftInCodeSubsectionsAndSections) {
   EXPECT_EQ(sections_of("a\n```sh\n## not a heading\n```\n## Real\n").size(), 2u);
 }
 
+// A chapter made by chapter_text with the line `figure` added to its section names[index].
+std::string with_figure(std::string chapter, const std::array<std::string_view, 8>& names,
+                        size_t index, const std::string& figure) {
+  const std::string heading = fmt::format("## {}\n\ntext\n", names[index]);
+  chapter.insert(chapter.find(heading) + heading.size(), "\n" + figure + "\n");
+  return chapter;
+}
+
+TEST(CourseParityCheckerTest, RequiresTheSameFiguresInTheSameSections) {
+  const std::string en = with_figure(chapter_text("Chapter 1", kSections, "int x = 1;"), kSections,
+                                     1, "![strides of x](../images/course/01-strides.svg)");
+  const std::string zh_plain = chapter_text("第 1 章", kSectionsZh, "int x = 1;");
+  // The same figure, one folder deeper and with its own caption: faithful.
+  EXPECT_THAT(compare(en,
+                      with_figure(zh_plain, kSectionsZh, 1,
+                                  "![x 的步长](../../images/course/01-strides.svg)"),
+                      true),
+              ::testing::IsEmpty());
+  // Left out of the translation.
+  EXPECT_THAT(compare(en, zh_plain, true),
+              ::testing::ElementsAre("section 'The math': its figures differ "
+                                     "([images/course/01-strides.svg] in English, [] in Chinese)"));
+  // Shown in another section.
+  EXPECT_THAT(compare(en,
+                      with_figure(zh_plain, kSectionsZh, 3,
+                                  "![x 的步长](../../images/course/01-strides.svg)"),
+                      true),
+              ::testing::ElementsAre(
+                  ::testing::HasSubstr("section 'The math': its figures differ"),
+                  ::testing::HasSubstr("section 'Code walkthrough': its figures differ "
+                                       "([] in English, [images/course/01-strides.svg]")));
+  // Another figure, and the guides' rule (no sections) on the same pair.
+  const std::string other =
+      with_figure(zh_plain, kSectionsZh, 1, "![x 的步长](../../images/course/01-broadcast.svg)");
+  EXPECT_THAT(compare(en, other, true), ::testing::SizeIs(1));
+  EXPECT_THAT(compare(en, other, false),
+              ::testing::ElementsAre("the figures differ ([images/course/01-strides.svg] in "
+                                     "English, [images/course/01-broadcast.svg] in Chinese)"));
+  // An image inside a fenced block is code, not a figure; two on one line are two figures.
+  EXPECT_THAT(sections_of("```md\n![a](x.svg)\n```\n")[0].images, ::testing::IsEmpty());
+  EXPECT_THAT(image_paths("![a](../../images/a.svg) and ![b](b.svg)"),
+              ::testing::ElementsAre("images/a.svg", "b.svg"));
+}
+
 TEST(CourseParityCheckerTest, FindsRelativeLinksOutsideCode) {
   EXPECT_THAT(relative_links("see [a](../../ops/x.cpp#L3), [b](https://x.org), [c](#top)\n"
                              "```sh\n[d](nope.md)\n```\n[e](02-autograd.md)\n"),
@@ -220,7 +301,7 @@ TEST(CourseParityTest, BothLanguagesHaveTheSameChapters) {
   EXPECT_EQ(en, markdown_names(kCourse / "zh"));
 }
 
-TEST(CourseParityTest, SameSectionsSubsectionsAndCodeBlocks) {
+TEST(CourseParityTest, SameSectionsSubsectionsCodeBlocksAndFigures) {
   for (const std::string& name : markdown_names(kCourse)) {
     if (!fs::exists(kCourse / "zh" / name)) continue;  // reported by the test above
     const bool chapter = name != "README.md";
