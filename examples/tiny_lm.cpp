@@ -328,8 +328,8 @@ int sample(const SampleArgs& a) {
   tg::NoGradGuard no_grad;
   std::printf("%s", a.prompt.c_str());
   for (int64_t n = 0; n < a.length; ++n) {
-    const int64_t t = std::min<int64_t>(static_cast<int64_t>(ids.size()), config.context_length);
-    const std::vector<int64_t> window(ids.end() - t, ids.end());
+    const std::vector<int64_t> window = tg::examples::context_window(ids, config.context_length);
+    const int64_t t = static_cast<int64_t>(window.size());
     const Tensor logits = model(tg::tensor(window, {t}))[t - 1].to(tg::kFloat64);
     const size_t next =
         tg::examples::sample_next(logits.to_vector<double>(), a.temperature, a.top_k, gen);

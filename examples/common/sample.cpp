@@ -30,4 +30,11 @@ size_t sample_next(const std::vector<double>& logits, double temperature, int64_
   // exercise tiny_lm.sample: end
 }
 
+std::vector<int64_t> context_window(const std::vector<int64_t>& ids, int64_t context_length) {
+  // exercise tiny_lm.sample: begin
+  const int64_t t = std::min<int64_t>(static_cast<int64_t>(ids.size()), context_length);
+  return std::vector<int64_t>(ids.end() - t, ids.end());  // the last t ids
+  // exercise tiny_lm.sample: end
+}
+
 }  // namespace tg::examples

@@ -19,4 +19,8 @@ namespace tg::examples {
 size_t sample_next(const std::vector<double>& logits, double temperature, int64_t top_k,
                    Generator& gen);
 
+/// What the model sees to predict the next character: the last context_length ids of
+/// `ids` (all of them while there are fewer), oldest first. context_length >= 1.
+std::vector<int64_t> context_window(const std::vector<int64_t>& ids, int64_t context_length);
+
 }  // namespace tg::examples

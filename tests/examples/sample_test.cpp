@@ -2,7 +2,7 @@
 // tiny_lm.sample): the most likely character at temperature 0, the softmax of logits /
 // temperature over the top k otherwise, measured as frequencies over many seeded draws, so
 // that a sampler that ignores the temperature, keeps one character too many or too few, or
-// overflows on large logits fails.
+// overflows on large logits fails; and the context window, where an off-by-one fails.
 #include "examples/common/sample.h"
 
 #include <cmath>
@@ -100,6 +100,15 @@ TEST(SampleNext, TheSameSeedGivesTheSameCharacters) {
   for (int i = 0; i < 200; ++i) {
     ASSERT_EQ(sample_next(kLogits, 0.8, 0, a), sample_next(kLogits, 0.8, 0, b)) << i;
   }
+}
+
+TEST(ContextWindow, KeepsTheLastContextLengthIdsOldestFirst) {
+  const std::vector<int64_t> ids = {10, 11, 12, 13, 14, 15};
+  EXPECT_EQ(context_window(ids, 4), (std::vector<int64_t>{12, 13, 14, 15}));
+  EXPECT_EQ(context_window(ids, 6), ids);   // exactly the context: all of it
+  EXPECT_EQ(context_window(ids, 50), ids);  // a short prompt: all of it
+  EXPECT_EQ(context_window(ids, 1), (std::vector<int64_t>{15}));
+  EXPECT_EQ(context_window({7}, 3), (std::vector<int64_t>{7}));
 }
 
 }  // namespace
