@@ -144,8 +144,11 @@ std::string first_failure(std::string_view output) {
     if (at == std::string_view::npos) continue;
     const size_t word = line.rfind("exercise ", at);
     std::string_view message = line.substr(word == std::string_view::npos ? 0 : word);
-    // Up to the chapter's path: GoogleTest adds '" thrown in the test body.' after it.
-    if (const size_t md = message.find(".md"); md != std::string_view::npos) {
+    // Up to the chapters' paths (the Chinese one in parentheses after the English one):
+    // GoogleTest adds '" thrown in the test body.' after them.
+    if (const size_t both = message.find(".md)"); both != std::string_view::npos) {
+      message = message.substr(0, both + 4);
+    } else if (const size_t md = message.find(".md"); md != std::string_view::npos) {
       message = message.substr(0, md + 3);
     }
     return std::string(trimmed(message));

@@ -75,6 +75,11 @@ TEST(FirstFailureTest, PrefersTheNotImplementedMessageThenGoogleTestThenErrors) 
   EXPECT_EQ(first_failure(gtest + "unknown file: Failure\nC++ exception with description \"" +
                           kMessage + "\" thrown in the test body.\n"),
             kMessage);
+  // The message as a student tree throws it names both chapters: both are kept.
+  const std::string both = kMessage + " (中文: docs/course/zh/06-rms-norm.md)";
+  EXPECT_EQ(first_failure("unknown file: Failure\nC++ exception with description \"" + both +
+                          "\" thrown in the test body.\n"),
+            both);
   EXPECT_EQ(first_failure("step 1\ntg::ValueError: moons: bad --steps\n"),
             "tg::ValueError: moons: bad --steps");
   EXPECT_EQ(first_failure("all fine\n"), "");
