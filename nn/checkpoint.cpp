@@ -2,6 +2,7 @@
 #include "nn/checkpoint.h"
 
 #include <charconv>
+#include <optional>
 #include <sstream>
 
 #include "core/safetensors.h"
@@ -75,11 +76,13 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
     TG_CHECK(gen != nullptr, ValueError, "save_checkpoint: generator '{}' is null", name);
     meta["tapegrad.rng." + name] = fmt::format("{} {}", gen->seed(), gen->offset());
   }
+  if (state.scaler != nullptr) meta["tapegrad.grad_scaler"] = state.scaler->state_string();
   safetensors::save(path, tensors, meta);
 }
 
 LoadedCheckpoint load_checkpoint(const std::string& path, Module& model, Optimizer* optimizer,
-                                 const std::map<std::string, Generator*>& generators) {
+                                 const std::map<std::string, Generator*>& generators,
+                                 GradScaler* scaler) {
   const safetensors::Contents c = safetensors::load(path);
   LoadedCheckpoint out = caller_part(c, path);
 
@@ -128,6 +131,21 @@ LoadedCheckpoint load_checkpoint(const std::string& path, Module& model, Optimiz
     rng[gen] = {seed, offset};
   }
 
+  // A scaler's state is checked on a copy, which then replaces it.
+  std::optional<GradScaler> scaler_state;
+  if (scaler != nullptr) {
+    const auto it = c.metadata.find("tapegrad.grad_scaler");
+    TG_CHECK(it != c.metadata.end(), ValueError,
+             "load_checkpoint: '{}' holds no GradScaler state, but a scaler was given to restore",
+             path);
+    scaler_state.emplace(scaler->options());
+    try {
+      scaler_state->load_state_string(it->second);
+    } catch (const Error& e) {
+      TG_CHECK(false, ValueError, "load_checkpoint: '{}': {}", path, e.what());
+    }
+  }
+
   // load_state_dict checks everything before it writes; what comes after it cannot fail.
   try {
     model.load_state_dict(weights, /*strict=*/true);
@@ -142,6 +160,7 @@ LoadedCheckpoint load_checkpoint(const std::string& path, Module& model, Optimiz
     gen->manual_seed(state.first);
     gen->set_offset(state.second);
   }
+  if (scaler != nullptr) *scaler = *scaler_state;  // its stage starts over, as after update()
   return out;
 }
 

@@ -10,6 +10,8 @@
 //   metadata  tapegrad.step               the training step the run had finished
 //             tapegrad.optimizer          "AdamW", with .step_count and .lr
 //             tapegrad.rng.<name>         "<seed> <offset>" of each generator the run uses
+//             tapegrad.grad_scaler        a float16 run's loss scale and its options
+//                                         (nn/grad_scaler.h: state_string)
 //             <anything else>             the caller's entries: the model config, the
 //                                         tokenizer's vocabulary, ...
 //
@@ -25,6 +27,7 @@
 #include <map>
 #include <string>
 
+#include "nn/grad_scaler.h"
 #include "nn/module.h"
 #include "nn/optim.h"
 
@@ -38,6 +41,7 @@ struct TrainingState {
   int64_t step = 0;
   std::map<std::string, const Generator*> generators = {};
   std::map<std::string, std::string> metadata = {};  ///< keys must not start with "tapegrad."
+  const GradScaler* scaler = nullptr;                ///< a float16 run's loss scaling
 };
 
 /// Writes `state` to `path` atomically. ValueError for a reserved metadata key.
@@ -50,11 +54,13 @@ struct LoadedCheckpoint {
 };
 
 /// Reads `path` into `model` (strict: every parameter present with its shape), `optimizer`
-/// (if not null; the file must hold the state of the same kind of optimizer) and each named
-/// generator (which must be in the file). Errors name the file and what did not match.
+/// (if not null; the file must hold the state of the same kind of optimizer), each named
+/// generator (which must be in the file) and `scaler` (if not null; the file must hold a
+/// scaler's state). Errors name the file and what did not match; nothing is changed then.
 LoadedCheckpoint load_checkpoint(const std::string& path, Module& model,
                                  Optimizer* optimizer = nullptr,
-                                 const std::map<std::string, Generator*>& generators = {});
+                                 const std::map<std::string, Generator*>& generators = {},
+                                 GradScaler* scaler = nullptr);
 
 /// Only the caller's metadata and the step: enough to rebuild the model from its saved
 /// config before calling load_checkpoint.

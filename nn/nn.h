@@ -5,6 +5,7 @@
 #include "nn/activation.h"
 #include "nn/checkpoint.h"
 #include "nn/embedding.h"
+#include "nn/grad_scaler.h"
 #include "nn/grad_utils.h"
 #include "nn/idx.h"
 #include "nn/init.h"

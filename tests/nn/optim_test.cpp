@@ -191,6 +191,24 @@ TEST(OptimizerTest, HalfParametersAreUpdatedInFloat) {
   }
 }
 
+TEST(OptimizerTest, ABFloat16WeightLosesUpdatesBelowHalfAnUlpWhichMasterWeightsKeep) {
+  // The reason mixed precision keeps float32 master weights: near 1, bfloat16's spacing is
+  // 2^-7 = 0.0078, so a step of lr * grad = 0.001 is below half of it and rounds away, every
+  // time. The same hundred steps on a float32 copy move it by 0.1, which bfloat16 can hold.
+  Tensor low = tg::tensor({1.0}).to(tg::kBFloat16).requires_grad_();
+  Tensor master = tg::tensor({1.f}).requires_grad_();
+  tg::nn::SGD opt_low({low}, {.lr = 1e-3}), opt_master({master}, {.lr = 1e-3});
+  for (int i = 0; i < 100; ++i) {
+    low.set_grad(tg::tensor({1.0}).to(tg::kBFloat16));
+    master.set_grad(tg::tensor({1.f}));
+    opt_low.step();
+    opt_master.step();
+  }
+  EXPECT_EQ(as_doubles(low)[0], 1.0);  // stale: not one of the hundred steps landed
+  EXPECT_NEAR(as_doubles(master)[0], 0.9, 1e-5);
+  EXPECT_EQ(as_doubles(master.to(tg::kBFloat16))[0], 0.8984375);  // 0.9 to the nearest bf16
+}
+
 TEST(OptimizerTest, ZeroGradClearsOrZeroes) {
   Tensor p = param({1.0, 2.0});
   tg::nn::SGD opt({p});
