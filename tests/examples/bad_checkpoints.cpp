@@ -36,9 +36,6 @@ int main(int argc, char** argv) {
   }
   const std::string good = argv[1], out = argv[2];
   const Contents c = tg::safetensors::load(good);
-  std::ifstream in(good, std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
 
   const std::map<std::string, std::function<void(Contents&)>> variants = {
       {"no_config", [](Contents& v) { v.metadata.erase("config"); }},
@@ -80,7 +77,18 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(out + "/" + name);
     tg::safetensors::save(out + "/" + name + "/checkpoint.safetensors", v.tensors, v.metadata);
   }
-  // Cut in the middle of the tensor data, and inside the header.
+  // Cut in the middle of the tensor data, and inside the header. The refusals print sizes,
+  // so the cut file must not depend on where the build lives: it is cut from a copy whose
+  // one path (metadata "data", the text the run read) is cut down to its file name. (With
+  // the whole path, a header padded to 8 bytes grows with the build directory's name, and
+  // docs/errors.md with it.)
+  Contents portable = c;
+  portable.metadata["data"] = std::filesystem::path(c.metadata.at("data")).filename().string();
+  const std::string copy = out + "/portable.safetensors";
+  tg::safetensors::save(copy, portable.tensors, portable.metadata);
+  std::stringstream bytes;
+  bytes << std::ifstream(copy, std::ios::binary).rdbuf();
+  std::filesystem::remove(copy);
   for (const auto& [name, keep] : {std::pair{"truncated", bytes.str().size() / 2},
                                    std::pair{"truncated_header", size_t{20}}}) {
     std::filesystem::create_directories(out + "/" + name);
