@@ -13,9 +13,6 @@ namespace tg::tools {
 
 std::map<std::string, std::vector<Hint>> parse_hints(std::string_view text,
                                                      const std::vector<Exercise>& course) {
-  auto listed = [&](std::string_view id) {
-    return std::any_of(course.begin(), course.end(), [&](const Exercise& e) { return e.id == id; });
-  };
   std::map<std::string, std::vector<Hint>> hints;
   std::string id;        // the exercise whose hints follow
   bool want_zh = false;  // an "en:" line was read, its "zh:" must come next
@@ -29,7 +26,7 @@ std::map<std::string, std::vector<Hint>> parse_hints(std::string_view text,
       TG_CHECK(line.ends_with(']'), ValueError, "hints: line {}: '{}' has no closing ']'", at,
                line);
       id = std::string(line.substr(1, line.size() - 2));
-      TG_CHECK(listed(id), ValueError,
+      TG_CHECK(find_exercise(course, id) != nullptr, ValueError,
                "hints: line {}: exercise '{}' is not in tools/exercises.txt", at, id);
       TG_CHECK(!hints.count(id), ValueError, "hints: line {}: exercise '{}' appears twice", at, id);
       hints[id];

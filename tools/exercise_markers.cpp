@@ -64,14 +64,14 @@ bool parse_marker(std::string_view line, Marker* marker) {
   return false;
 }
 
-const Exercise* find(const std::vector<Exercise>& course, std::string_view id) {
+}  // namespace
+
+const Exercise* find_exercise(const std::vector<Exercise>& course, std::string_view id) {
   for (const Exercise& e : course) {
     if (e.id == id) return &e;
   }
   return nullptr;
 }
-
-}  // namespace
 
 std::vector<Exercise> parse_registry(std::string_view text) {
   std::vector<Exercise> course;
@@ -88,7 +88,7 @@ std::vector<Exercise> parse_registry(std::string_view text) {
              "exercise registry, line {}: expected \"<id> <chapter>\" (id of a-z, 0-9, '_', "
              "'.'), got \"{}\"",
              n + 1, line);
-    TG_CHECK(find(course, id) == nullptr, ValueError,
+    TG_CHECK(find_exercise(course, id) == nullptr, ValueError,
              "exercise registry, line {}: exercise {} is listed twice", n + 1, id);
     course.push_back({std::string(id), std::string(chapter)});
   }
@@ -129,7 +129,7 @@ std::string fill_exercises(std::string_view source, std::string_view file_name,
     const bool last_has_newline = n + 1 < lines.size() || source.ends_with('\n');
     Marker m;
     if (parse_marker(line, &m)) {
-      const Exercise* e = find(course, m.id);
+      const Exercise* e = find_exercise(course, m.id);
       TG_CHECK(e != nullptr, ValueError, "{}:{}: exercise {} is not listed in tools/exercises.txt",
                file_name, n + 1, m.id);
       if (m.begin) {
@@ -229,7 +229,7 @@ void collect_answer_lines(std::string_view source, std::string_view file_name,
   for (size_t n = 0; n < all.size(); ++n) {
     Marker m;
     if (parse_marker(all[n], &m)) {
-      const Exercise* e = find(course, m.id);
+      const Exercise* e = find_exercise(course, m.id);
       TG_CHECK(e != nullptr, ValueError, "{}:{}: exercise {} is not listed in tools/exercises.txt",
                file_name, n + 1, m.id);
       open = m.begin ? e : nullptr;

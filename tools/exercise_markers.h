@@ -56,6 +56,9 @@ struct Exercise {
 /// tg::ValueError naming the line for a malformed line or an id listed twice.
 std::vector<Exercise> parse_registry(std::string_view text);
 
+/// The exercise of `course` with this id, or null when the course does not list it.
+const Exercise* find_exercise(const std::vector<Exercise>& course, std::string_view id);
+
 /// The ids to blank: all of them (from empty), or `from` and every exercise after it in
 /// the course. Throws tg::ValueError for an id the registry does not list.
 std::set<std::string> exercises_from(const std::vector<Exercise>& course, std::string_view from);

@@ -21,14 +21,6 @@
 namespace fs = std::filesystem;
 using namespace tg::tools;
 
-namespace {
-
-bool listed(const std::vector<Exercise>& course, const std::string& id) {
-  return std::any_of(course.begin(), course.end(), [&](const Exercise& e) { return e.id == id; });
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   CLI::App app{"exercise_tests: the course's exercises and their tests, from CTest's reports"};
   app.require_subcommand(1);
@@ -64,7 +56,7 @@ int main(int argc, char** argv) {
   try {
     const std::vector<Exercise> course = parse_registry(read_file(registry));
     if (hint->parsed()) {
-      TG_CHECK(listed(course, hint_id), ValueError,
+      TG_CHECK(find_exercise(course, hint_id) != nullptr, ValueError,
                "hint: no exercise '{}' (tools/exercises.txt lists them)", hint_id);
       fmt::print("{}", next_hint(parse_hints(read_file(hints_file), course), hint_id,
                                  parse_lang(lang), state));
@@ -76,7 +68,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (targets->parsed()) {
-      TG_CHECK(listed(course, only), ValueError,
+      TG_CHECK(find_exercise(course, only) != nullptr, ValueError,
                "exercise_tests: no exercise {} (tools/exercises.txt lists them)", only);
       fmt::print("{}\n", fmt::join(targets_of(tests, only, bin_dir), " "));
       return 0;
@@ -96,7 +88,7 @@ int main(int argc, char** argv) {
     }
     const std::vector<TestResult> results = parse_junit(read_file(junit));
     if (grade->parsed()) {
-      TG_CHECK(only.empty() || listed(course, only), ValueError,
+      TG_CHECK(only.empty() || find_exercise(course, only) != nullptr, ValueError,
                "exercise_tests: no exercise {} (tools/exercises.txt lists them)", only);
       fmt::print("{}", grade_table(course, tests, results, only, parse_lang(lang)));
       return 0;

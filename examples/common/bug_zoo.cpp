@@ -141,9 +141,8 @@ Tensor rms_norm_f16(const Tensor& x, double eps, Variant v) {
     const float sum_sq =
         v == Variant::kBroken ? broken_sum_of_squares(xr, cols) : repaired_sum_of_squares(xr, cols);
     const float s = 1.0f / std::sqrt(sum_sq / static_cast<float>(cols) + static_cast<float>(eps));
-    for (int64_t c = 0; c < cols; ++c) {
-      y.data<Half>()[r * cols + c] = Half(static_cast<float>(xr[c]) * s);
-    }
+    Half* yr = y.data<Half>() + r * cols;
+    for (int64_t c = 0; c < cols; ++c) yr[c] = Half(static_cast<float>(xr[c]) * s);
   }
   return y;
 }
