@@ -10,9 +10,10 @@
 // and report the mean time per call.
 //
 // `mlp`, `lm`, `ops` and `overhead` are the reference's workloads; `core` measures tensor
-// primitives and `gemm` the raw matrix multiply (ops/fast/gemm.h) against the measured FMA peak
+// primitives and `gemm` the raw matrix multiply (ops/fast/gemm.h): float32 "sgemm" lines
+// against the measured FMA peak, and "bf16gemm" lines for bfloat16 operands, one per path
 // (neither has a PyTorch counterpart in the reference; bench/blas_gemm.cpp prints the same
-// gemm lines for OpenBLAS when it is installed). The lm line also reports the
+// sgemm lines for OpenBLAS when it is installed). The lm line also reports the
 // peak resident memory of the process (max_rss_mb), which the reference does not, and its
 // d_model and context: --d-model and --context resize the lm model for the scaling sweep
 // of scripts/bench_scaling.sh (tests/reference/lm_scaling.py is PyTorch's side of it); the
@@ -26,6 +27,7 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/core.h"
 #include "nn/nn.h"
@@ -41,10 +43,18 @@ struct Options {
   int threads = 0;  // 0: tg::num_threads() (TAPEGRAD_NUM_THREADS, else one per processor)
   int epochs = 5;
   int steps = 20;
-  int64_t d_model = 128;  // lm only: heads stay 4, d_ff = 3 * d_model
-  int64_t context = 128;  // lm only: batch stays 16
-  bool profile = false;   // lm and mlp: also print where the time goes, op by op
+  int64_t d_model = 128;      // lm only: heads stay 4, d_ff = 3 * d_model
+  int64_t context = 128;      // lm only: batch stays 16
+  bool profile = false;       // lm and mlp: also print where the time goes, op by op
+  std::string dtype = "f32";  // lm and the linear lines of ops: "bf16" runs under autocast
 };
+
+/// The autocast dtype of --dtype: none for f32 (tests/reference/autocast_bench.py is the
+/// PyTorch side of the bf16 lines, under torch.autocast("cpu", dtype=torch.bfloat16)).
+std::optional<tg::DType> autocast_of(const Options& opt) {
+  if (opt.dtype == "bf16") return tg::kBFloat16;
+  return std::nullopt;
+}
 
 void emit(nlohmann::json line, const Options& opt) {
   line["framework"] = "tapegrad-" TAPEGRAD_VERSION;
@@ -178,7 +188,9 @@ double measured_peak_gflops() {
 }
 
 // Square float32 C = A B through ops/fast/gemm.h on --threads threads; GFLOP/s and the fraction
-// of the peak measured on as many cores.
+// of the peak measured on as many cores. Then the same products on bfloat16 A and B (float32
+// C): one "bf16gemm" line per bfloat16 path this CPU has (vdpbf16ps, and widening to float),
+// with the ratio to the sgemm line of the same shape.
 void gemm_workload(const Options& opt) {
   const double peak = measured_peak_gflops();
   emit({{"workload", "fma_peak"}, {"gflops", round_to(peak, 2)}}, opt);
@@ -191,7 +203,8 @@ void gemm_workload(const Options& opt) {
       tg::gemm(false, false, n, n, n, 1.0f, a.data<float>(), n, b.data<float>(), n, 0.0f,
                c.data<float>(), n);
     });
-    const double gflops = 2.0 * double(n) * double(n) * double(n) / s / 1e9;
+    const double flop = 2.0 * double(n) * double(n) * double(n);
+    const double gflops = flop / s / 1e9;
     emit({{"workload", "sgemm"},
           {"shape", {n, n, n}},
           {"path", tg::detail::gemm_path_name(tg::detail::best_gemm_path())},
@@ -199,6 +212,24 @@ void gemm_workload(const Options& opt) {
           {"gflops", round_to(gflops, 2)},
           {"fraction_of_peak", peak > 0 ? round_to(gflops / peak, 3) : 0.0}},
          opt);
+    const tg::Tensor a16 = a.to(tg::kBFloat16), b16 = b.to(tg::kBFloat16);
+    const bool dot = tg::detail::gemm_bf16_dot_supported();
+    for (bool use_dot : {true, false}) {
+      if (use_dot && !dot) continue;
+      if (dot) tg::detail::set_gemm_bf16_dot(use_dot);
+      const double s16 = seconds_per_call([&] {
+        tg::gemm(false, false, n, n, n, 1.0f, a16.data<tg::BFloat16>(), n, b16.data<tg::BFloat16>(),
+                 n, 0.0f, c.data<float>(), n);
+      });
+      emit({{"workload", "bf16gemm"},
+            {"shape", {n, n, n}},
+            {"path", tg::detail::gemm_bf16_path_name()},
+            {"ms", round_to(s16 * 1e3, 4)},
+            {"gflops", round_to(flop / s16 / 1e9, 2)},
+            {"x_sgemm", round_to(s / s16, 3)}},
+           opt);
+    }
+    if (dot) tg::detail::set_gemm_bf16_dot(true);
   }
 }
 
@@ -212,8 +243,17 @@ void ops_workload(const Options& opt) {
     const tg::Tensor x = tg::randn({m, k}, tg::kFloat32, gen).requires_grad_();
     const tg::Tensor w = tg::randn({n, k}, tg::kFloat32, gen).requires_grad_();
     const tg::Tensor b = tg::randn({n}, tg::kFloat32, gen).requires_grad_();
-    const double s = seconds_per_call([&] { tg::sum(tg::linear(x, w, b)).backward(); });
+    const double s = seconds_per_call([&] {
+      tg::Tensor y;
+      {
+        std::optional<tg::AutocastGuard> autocast;
+        if (autocast_of(opt)) autocast.emplace(*autocast_of(opt));
+        y = tg::linear(x, w, b);
+      }
+      tg::sum(y).backward();
+    });
     emit({{"workload", "linear_fwd_bwd"},
+          {"dtype", opt.dtype},
           {"shape", {m, k, n}},
           {"ms", round_to(s * 1e3, 4)},
           {"gflops", round_to(6.0 * double(m) * double(k) * double(n) / s / 1e9, 2)}},
@@ -337,7 +377,11 @@ void lm_workload(const Options& opt) {
   auto step = [&](int64_t i) {
     const tg::Tensor batch = data[i];
     const tg::Tensor x = batch.narrow(1, 0, T), y = batch.narrow(1, 1, T);
-    loss = tg::cross_entropy(model(x), y);
+    {
+      std::optional<tg::AutocastGuard> autocast;  // --dtype bf16: mixed precision
+      if (autocast_of(opt)) autocast.emplace(*autocast_of(opt));
+      loss = tg::cross_entropy(model(x), y);
+    }
     adamw.zero_grad();
     loss.backward();
     adamw.step();
@@ -350,6 +394,7 @@ void lm_workload(const Options& opt) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   emit({{"workload", "tiny_lm_train_step"},
+        {"dtype", opt.dtype},
         {"d_model", D},
         {"context", T},
         {"params", model.num_parameters()},
@@ -381,6 +426,9 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--context", opt.context, "lm context length, batch stays 16 (default 128)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--dtype", opt.dtype,
+                 "lm and ops' linear lines: f32, or bf16 under autocast (mixed precision)")
+      ->check(CLI::IsMember({"f32", "bf16"}));
   app.add_flag("--profile", opt.profile,
                "lm, mlp: then print where the time goes, op by op (\"op_profile\" lines)");
   CLI11_PARSE(app, argc, argv);

@@ -24,6 +24,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/autocast.h"
 #include "core/factories.h"
 #include "core/profiler.h"
 #include "core/recycling_allocator.h"
@@ -283,6 +284,22 @@ class FunctionNode final : public Node {
 /// Wires a new node between `inputs` and `outputs` (called by Function::apply).
 void record(const std::shared_ptr<Node>& node, std::span<const Tensor* const> inputs,
             std::span<Tensor> outputs);
+
+/// One argument of an op under autocast: a Tensor (or each Tensor of a list) cast by the
+/// op's rule; any other argument passed through untouched.
+inline Tensor autocast_arg(const Tensor& t, DType target, Here where) {
+  return autocast_input(t, target, where);
+}
+inline std::vector<Tensor> autocast_arg(const std::vector<Tensor>& ts, DType target, Here where) {
+  std::vector<Tensor> out;
+  out.reserve(ts.size());
+  for (const Tensor& t : ts) out.push_back(autocast_input(t, target, where));
+  return out;
+}
+template <class T>
+requires(!kIsTensor<T> && !kIsTensorList<T>) T && autocast_arg(T&& arg, DType, Here) {
+  return std::forward<T>(arg);
+}
 }  // namespace detail
 
 /// Base of every differentiable op, built-in or yours (CRTP, like torch.autograd.Function):
@@ -315,8 +332,44 @@ struct Function {
   }
 
   /// apply, recording `where` as the caller's location (for anomaly mode and print_tape).
+  /// Under an AutocastGuard, an op that declares `static constexpr AutocastRule kAutocast`
+  /// first casts its floating inputs by that rule (core/autocast.h); the casts are ops on
+  /// the tape of their own, recorded before this one.
   template <class... Args>
   static auto apply_at(Here where, Args&&... args) {
+    if constexpr (requires { Op::kAutocast; }) {
+      if (autocast_enabled()) {
+        SmallVector<DType, 4> dtypes;  // the floating inputs' dtypes, for kPromote
+        auto note = [&](const Tensor& t) {
+          if (t.defined() && is_floating_point(t.dtype()) && t.dtype() != kFloat64) {
+            dtypes.push_back(t.dtype());
+          }
+        };
+        (
+            [&] {
+              if constexpr (detail::kIsTensor<Args>) note(args);
+              else if constexpr (detail::kIsTensorList<Args>) {
+                for (const Tensor& t : args) note(t);
+              }
+            }(),
+            ...);
+        const DType target = detail::autocast_target(Op::kAutocast, dtypes);
+        return record_at(where, detail::autocast_arg(std::forward<Args>(args), target, where)...);
+      }
+    }
+    return record_at(where, std::forward<Args>(args)...);
+  }
+
+  static constexpr std::string_view name() {
+    if constexpr (requires { Op::kName; }) return Op::kName;
+    else return "custom";
+  }
+
+ private:
+  /// The call itself: runs forward without recording inside it, and records one node when
+  /// grad mode is on and an input requires grad.
+  template <class... Args>
+  static auto record_at(Here where, Args&&... args) {
     // Pointers to the tensor arguments, which live until this call returns: no copies (a
     // copy of a Tensor is an atomic reference-count increment and, later, a decrement).
     SmallVector<const Tensor*, 4> inputs;
@@ -355,11 +408,6 @@ struct Function {
       detail::record(node, inputs, out);
     }
     return out;
-  }
-
-  static constexpr std::string_view name() {
-    if constexpr (requires { Op::kName; }) return Op::kName;
-    else return "custom";
   }
 };
 

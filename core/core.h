@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/atomic_file.h"
+#include "core/autocast.h"
 #include "core/autograd.h"
 #include "core/broadcast.h"
 #include "core/dtype.h"

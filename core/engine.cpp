@@ -143,7 +143,9 @@ struct Engine {
   void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads) {
     const std::vector<std::shared_ptr<Node>> hold = seed(roots, root_grads);
     LeafGradDestinations destinations(roots, !capturing && !anomaly_mode_enabled());
-    NoGradGuard no_grad;        // backward computes values; it records nothing
+    NoGradGuard no_grad;  // backward computes values; it records nothing
+    // and casts nothing: each backward runs in the dtypes its forward saved (core/autocast.h)
+    AutocastGuard no_autocast(autocast_dtype(), /*enabled=*/false);
     std::vector<Tensor> grads;  // reused from node to node
     while (!queue.empty()) {
       Node& node = *queue.front().node;

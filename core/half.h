@@ -58,6 +58,17 @@ struct BFloat16 {
   }
 };
 
+namespace detail {
+/// The same conversions over n contiguous values, bit for bit (each dst[i] is what the
+/// scalar conversion of src[i] gives), written as loops the compiler turns into vector code.
+/// Tensor::copy_ uses them between contiguous tensors; kernels may call them on raw buffers.
+/// (The float -> float16 one assumes the default rounding mode, round to nearest even.)
+void widen(const BFloat16* src, float* dst, int64_t n);
+void widen(const Half* src, float* dst, int64_t n);
+void narrow(const float* src, BFloat16* dst, int64_t n);
+void narrow(const float* src, Half* dst, int64_t n);
+}  // namespace detail
+
 // The two formats are instantiated in half.cpp; nothing else is.
 extern template uint16_t detail::narrow_bits<5, 10>(float);
 extern template uint16_t detail::narrow_bits<5, 10>(double);

@@ -21,12 +21,14 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <sstream>
 
 #include "core/core.h"
 #include "examples/common/cli.h"
 #include "examples/common/interrupt.h"
+#include "examples/common/mixed_step.h"
 #include "examples/common/run_log.h"
 #include "examples/common/sample.h"
 #include "examples/common/train_step.h"
@@ -61,6 +63,7 @@ struct TrainArgs {
   uint64_t seed = 0;
   bool json = false;
   bool resume = false;
+  std::string dtype = "f32";  // f32, or bf16/f16: mixed precision (autocast, master weights)
 };
 
 struct SampleArgs {
@@ -104,8 +107,11 @@ std::vector<int64_t> head_ids(const Tensor& split, int64_t n) {
 // ---------------------------------------------------------------- the two losses
 /// Mean cross-entropy (nats per character) of predicting ids[i + 1] from ids[0..i], over
 /// non-overlapping windows of `context` characters.
-double model_loss(nn::TransformerLM& model, const std::vector<int64_t>& ids, int64_t context) {
+double model_loss(nn::TransformerLM& model, const std::vector<int64_t>& ids, int64_t context,
+                  std::optional<tg::DType> dtype = std::nullopt) {
   tg::NoGradGuard no_grad;
+  std::optional<tg::AutocastGuard> autocast;  // evaluated in the precision it trains in
+  if (dtype) autocast.emplace(*dtype);
   model.eval();
   double total = 0;
   int64_t count = 0;
@@ -200,6 +206,8 @@ int train(const TrainArgs& a) {
                                .n_heads = a.heads,
                                .d_ff = a.d_ff,
                                .rope = a.rope};
+  const std::optional<tg::DType> dtype = tg::examples::autocast_dtype_from_flag("tiny_lm", a.dtype);
+  nn::GradScaler scaler = tg::examples::scaler_for(dtype);  // float16 only
   tg::Generator init_gen(a.seed), data_gen(a.seed + 1);
   nn::TransformerLM model(config, init_gen);
   nn::AdamW opt(model.parameters(), {.lr = a.lr, .weight_decay = a.weight_decay});
@@ -230,16 +238,24 @@ int train(const TrainArgs& a) {
     TG_CHECK(meta.metadata.at("config") == config.to_json(), ValueError,
              "tiny_lm: --resume: '{}' holds the model {}, but the flags describe {}", ckpt,
              meta.metadata.at("config"), config.to_json());
-    step = nn::load_checkpoint(ckpt, model, &opt, {{"data", &data_gen}}).step;
+    const auto saved_dtype = meta.metadata.find("dtype");  // absent: written before --dtype
+    const std::string was = saved_dtype == meta.metadata.end() ? "f32" : saved_dtype->second;
+    TG_CHECK(was == a.dtype, ValueError,
+             "tiny_lm: --resume: '{}' was trained with --dtype {}, but this run has --dtype {}",
+             ckpt, was, a.dtype);
+    step = nn::load_checkpoint(ckpt, model, &opt, {{"data", &data_gen}}, dtype ? &scaler : nullptr)
+               .step;
   }
   auto save = [&] {
-    nn::save_checkpoint(
-        ckpt, {.model = &model,
-               .optimizer = &opt,
-               .step = step,
-               .generators = {{"data", &data_gen}},
-               .metadata = {
-                   {"config", config.to_json()}, {"tokenizer", tok.to_json()}, {"data", a.data}}});
+    nn::save_checkpoint(ckpt, {.model = &model,
+                               .optimizer = &opt,
+                               .step = step,
+                               .generators = {{"data", &data_gen}},
+                               .metadata = {{"config", config.to_json()},
+                                            {"tokenizer", tok.to_json()},
+                                            {"data", a.data},
+                                            {"dtype", a.dtype}},
+                               .scaler = dtype ? &scaler : nullptr});
   };
 
   tg::examples::RunLog log({.out_dir = a.out,
@@ -253,9 +269,12 @@ int train(const TrainArgs& a) {
   const double bigram = bigram_loss(data.split("train"), val_ids, tok.vocab_size(), a.context);
   log.note(
       fmt::format("tiny_lm: {} characters of {} ({} distinct), model with {} parameters, "
-                  "{} steps of {} x {} tokens",
+                  "{} steps of {} x {} tokens{}",
                   data.split("train").numel() + data.split("val").numel(), a.data, tok.vocab_size(),
-                  model.num_parameters(), a.steps, a.batch, a.context));
+                  model.num_parameters(), a.steps, a.batch, a.context,
+                  dtype ? fmt::format(", mixed precision {} (float32 master weights{})", a.dtype,
+                                      *dtype == tg::kFloat16 ? ", loss scaling" : "")
+                        : ""));
 
   tg::examples::install_stop_handler();
   const std::vector<Tensor> params = model.parameters();
@@ -265,9 +284,10 @@ int train(const TrainArgs& a) {
   while (step < a.steps) {
     schedule.apply(opt, step);
     const nn::Batch b = data.get_batch("train", a.batch, a.context, data_gen);
-    // The five steps of chapter 15: forward, loss, zero_grad, backward, step (plus clipping).
+    // The five steps of chapter 15: forward, loss, zero_grad, backward, step (plus clipping);
+    // with --dtype bf16/f16 the forward runs under autocast (chapter 20).
     const tg::examples::StepResult r =
-        tg::examples::train_step(model, opt, b.x, b.y, params, a.clip);
+        tg::examples::mixed_step(model, opt, b.x, b.y, params, a.clip, dtype, scaler);
     // Once, after the first step (its gradients are still there): a parameter the loss does
     // not reach would silently never train; this names every such parameter.
     if (step == first_step) nn::check_all_have_grad(model.named_parameters());
@@ -279,7 +299,7 @@ int train(const TrainArgs& a) {
                              (a.stop_after > 0 && step >= a.stop_after);
     stopped = tg::examples::stop_requested() || out_of_time;
     if (step % a.eval_every == 0 || step == a.steps || stopped) {
-      val = model_loss(model, val_ids, a.context);
+      val = model_loss(model, val_ids, a.context, dtype);
       log.eval(step, {val, bigram});
       save();
     }
@@ -399,6 +419,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   tr->add_flag("--json", t.json, "print JSON lines instead of a progress bar");
   tr->add_flag("--resume", t.resume, "continue from OUT/checkpoint.safetensors");
+  tr->add_option("--dtype", t.dtype,
+                 "f32, or mixed precision: bf16, f16 (with loss scaling); weights stay f32")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+      ->capture_default_str();
 
   SampleArgs s;
   CLI::App* sa = app.add_subcommand("sample", "generate text from a checkpoint");

@@ -97,6 +97,7 @@ void GradScaler::update() {
   TG_CHECK(stage_ != Stage::kReady, MisuseError,
            "GradScaler::update: neither unscale_ nor step ran since the last update(), so "
            "there is no inf check to update from");
+  // exercise grad_scaler.update: begin
   if (found_inf_) {
     scale_ = static_cast<float>(static_cast<double>(scale_) * options_.backoff_factor);
     growth_tracker_ = 0;
@@ -105,6 +106,7 @@ void GradScaler::update() {
     if (std::isfinite(grown)) scale_ = grown;
     growth_tracker_ = 0;
   }
+  // exercise grad_scaler.update: end
   found_inf_ = false;
   stage_ = Stage::kReady;
 }

@@ -33,6 +33,7 @@ Tensor negated(const Tensor& x) {
 
 struct Add : Function<Add> {
   static constexpr std::string_view kName = "add";
+  static constexpr AutocastRule kAutocast = AutocastRule::kPromote;  // core/autocast.h
   struct State {
     Shape a_shape, b_shape;
   };
@@ -51,6 +52,7 @@ struct Add : Function<Add> {
 
 struct Sub : Function<Sub> {
   static constexpr std::string_view kName = "sub";
+  static constexpr AutocastRule kAutocast = AutocastRule::kPromote;  // core/autocast.h
   struct State {
     Shape a_shape, b_shape;
   };
@@ -70,6 +72,7 @@ struct Sub : Function<Sub> {
 
 struct Mul : Function<Mul> {
   static constexpr std::string_view kName = "mul";
+  static constexpr AutocastRule kAutocast = AutocastRule::kPromote;  // core/autocast.h
   // forward: out = a * b
   static Tensor forward(Context<>& ctx, const Tensor& a, const Tensor& b) {
     check_binary(a, b, "mul");
@@ -87,6 +90,7 @@ struct Mul : Function<Mul> {
 
 struct Div : Function<Div> {
   static constexpr std::string_view kName = "div";
+  static constexpr AutocastRule kAutocast = AutocastRule::kPromote;  // core/autocast.h
   struct State {
     Shape a_shape;
   };

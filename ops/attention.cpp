@@ -48,6 +48,7 @@
 
 #include "core/broadcast.h"
 #include "core/factories.h"
+#include "ops/compute.h"
 
 namespace tg {
 namespace {
@@ -227,8 +228,8 @@ bool broadcasts_to(const Shape& mask, const Shape& full) {
 
 void check_args(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, bool causal,
                 double scale) {
-  TG_CHECK(q.dtype() == kFloat32 || q.dtype() == kFloat64, DTypeError,
-           "{}: q {} is {}; attention supports float32 and float64", kOp, q.shape(), q.dtype());
+  TG_CHECK(is_floating_point(q.dtype()), DTypeError,
+           "{}: q {} is {}; attention needs a floating dtype", kOp, q.shape(), q.dtype());
   TG_CHECK(k.dtype() == q.dtype() && v.dtype() == q.dtype(), DTypeError,
            "{}: q, k, v must share a dtype, got q {}, k {}, v {}", kOp, q.dtype(), k.dtype(),
            v.dtype());
@@ -297,16 +298,34 @@ HeadRows<F> rows_of(const Tensor& t, bool add = false) {
 /// like's heads sit inside time in memory (the (B, T, H, D) activations a model splits into
 /// heads with a transpose), the result is a (B, T, H, X) tensor transposed to (B, H, T, X),
 /// so the caller's transpose back to (B, T, H, X) and reshape to (B, T, H * X) copy nothing.
-Tensor empty_heads_like(const Tensor& like, int64_t T, int64_t X) {
+Tensor empty_heads_like(const Tensor& like, int64_t T, int64_t X, DType dtype) {
   const int64_t B = like.size(0), H = like.size(1);
   const bool heads_inside = H > 1 && like.size(2) > 1 && like.stride(1) < like.stride(2);
-  if (heads_inside) return empty({B, T, H, X}, like.dtype()).transpose(1, 2);
-  return empty({B, H, T, X}, like.dtype());
+  if (heads_inside) return empty({B, T, H, X}, dtype).transpose(1, 2);
+  return empty({B, H, T, X}, dtype);
+}
+Tensor empty_heads_like(const Tensor& like, int64_t T, int64_t X) {
+  return empty_heads_like(like, T, X, like.dtype());
+}
+
+/// What the kernels read: t in place when they can, else a contiguous copy; float16 and
+/// bfloat16 widened to float32 (the kernels compute in float32 and the result is rounded
+/// once, as every op does: ops/compute.h).
+Tensor kernel_input(const Tensor& t, DType ct) {
+  return t.defined() && t.dtype() != ct ? detail::as_compute(t, ct) : readable(t);
+}
+
+/// A float mask in the compute type (it is read through strides: no copy otherwise).
+Tensor float_mask(const Tensor& mask, DType ct) {
+  return mask.defined() && mask.dtype() != kBool && mask.dtype() != ct
+             ? detail::as_compute(mask, ct)
+             : mask;
 }
 
 // ---------------------------------------------------------------- Function
 struct Attention : Function<Attention> {
   static constexpr std::string_view kName = "scaled_dot_product_attention";
+  static constexpr AutocastRule kAutocast = AutocastRule::kLowPrecision;  // core/autocast.h
   struct State {
     double scale = 1;
     bool causal = false;
@@ -321,17 +340,19 @@ struct Attention : Function<Attention> {
     const double scale = scale_opt.value_or(1.0 / std::sqrt(static_cast<double>(q.size(3))));
     check_args(q, k, v, mask, causal, scale);
     const AttentionDims n = dims_of(q, k, v);
-    const Tensor qr = readable(q), kr = readable(k), vr = readable(v);
-    Tensor out = empty_heads_like(q, n.Tq, n.Dv);
-    Tensor lse = empty({n.B, n.H, n.Tq}, q.dtype());
-    visit_dtype(q.dtype(), [&]<class F>() {
-      if constexpr (std::is_floating_point_v<F>) {
-        kernels::attention_forward.get<F>()(rows_of<const F>(qr), rows_of<const F>(kr),
-                                            rows_of<const F>(vr), rows_of<F>(out), lse.data<F>(), n,
-                                            static_cast<F>(scale), mask_view<F>(mask, causal));
-      }
+    const DType ct = detail::compute_type(q.dtype());
+    const Tensor qr = kernel_input(q, ct), kr = kernel_input(k, ct), vr = kernel_input(v, ct);
+    const Tensor maskr = float_mask(mask, ct);
+    Tensor out = empty_heads_like(q, n.Tq, n.Dv, ct);
+    Tensor lse = empty({n.B, n.H, n.Tq}, ct);
+    detail::visit_compute(ct, [&]<class F>() {
+      kernels::attention_forward.get<F>()(rows_of<const F>(qr), rows_of<const F>(kr),
+                                          rows_of<const F>(vr), rows_of<F>(out), lse.data<F>(), n,
+                                          static_cast<F>(scale), mask_view<F>(maskr, causal));
     });
-    // L (one number per row) instead of P (Tk numbers per row); out is the returned tensor.
+    if (ct != q.dtype()) out = empty_heads_like(q, n.Tq, n.Dv).copy_(out);  // rounded once
+    // L (one number per row, float32 for the half types) instead of P (Tk numbers per row);
+    // out is the returned tensor.
     ctx.save_for_backward(q, k, v, out, lse);
     if (mask.defined()) ctx.save_for_backward(mask);
     ctx.state = {scale, causal, mask.defined()};
@@ -344,31 +365,32 @@ struct Attention : Function<Attention> {
     const Tensor &q = saved[0], &k = saved[1], &v = saved[2], &out = saved[3], &lse = saved[4];
     const Tensor mask = ctx.state.has_mask ? saved[5] : Tensor();
     const AttentionDims n = dims_of(q, k, v);
-    const DType dt = q.dtype();
+    const DType ct = detail::compute_type(q.dtype());
     // dq, dk, dv laid out like q, k, v (see empty_heads_like), or an existing .grad.
     const GradBuffer dq =
-        ctx.grad_buffer(0, q.shape(), dt, [&] { return empty_heads_like(q, n.Tq, n.D); });
+        ctx.grad_buffer(0, q.shape(), ct, [&] { return empty_heads_like(q, n.Tq, n.D, ct); });
     const GradBuffer dk =
-        ctx.grad_buffer(1, k.shape(), dt, [&] { return empty_heads_like(k, n.Tk, n.D); });
+        ctx.grad_buffer(1, k.shape(), ct, [&] { return empty_heads_like(k, n.Tk, n.D, ct); });
     const GradBuffer dv =
-        ctx.grad_buffer(2, v.shape(), dt, [&] { return empty_heads_like(v, n.Tk, n.Dv); });
+        ctx.grad_buffer(2, v.shape(), ct, [&] { return empty_heads_like(v, n.Tk, n.Dv, ct); });
     // dS has the full (B, H, Tq, Tk) shape; it is only built when the mask needs a gradient.
-    Tensor ds = ctx.needs_input_grad(3) ? empty({n.B, n.H, n.Tq, n.Tk}, dt) : Tensor();
-    const Tensor qr = readable(q), kr = readable(k), vr = readable(v);
-    const Tensor outr = readable(out), gr = readable(g[0]);
-    visit_dtype(dt, [&]<class F>() {
-      if constexpr (std::is_floating_point_v<F>) {
-        kernels::attention_backward.get<F>()(
-            rows_of<const F>(gr), rows_of<const F>(qr), rows_of<const F>(kr), rows_of<const F>(vr),
-            rows_of<const F>(outr), lse.data<F>(), rows_of<F>(dq.tensor, dq.add),
-            rows_of<F>(dk.tensor, dk.add), rows_of<F>(dv.tensor, dv.add),
-            ds.defined() ? ds.data<F>() : nullptr, n, static_cast<F>(ctx.state.scale),
-            mask_view<F>(mask, ctx.state.causal));
-      }
+    Tensor ds = ctx.needs_input_grad(3) ? empty({n.B, n.H, n.Tq, n.Tk}, ct) : Tensor();
+    const Tensor qr = kernel_input(q, ct), kr = kernel_input(k, ct), vr = kernel_input(v, ct);
+    const Tensor outr = kernel_input(out, ct), gr = kernel_input(g[0], ct);
+    const Tensor maskr = float_mask(mask, ct);
+    detail::visit_compute(ct, [&]<class F>() {
+      kernels::attention_backward.get<F>()(
+          rows_of<const F>(gr), rows_of<const F>(qr), rows_of<const F>(kr), rows_of<const F>(vr),
+          rows_of<const F>(outr), lse.data<F>(), rows_of<F>(dq.tensor, dq.add),
+          rows_of<F>(dk.tensor, dk.add), rows_of<F>(dv.tensor, dv.add),
+          ds.defined() ? ds.data<F>() : nullptr, n, static_cast<F>(ctx.state.scale),
+          mask_view<F>(maskr, ctx.state.causal));
     });
     // The mask was read broadcast: each of its elements served every copy, so its gradient
     // sums dS over the broadcast dims.
-    return {dq.tensor, dk.tensor, dv.tensor, ds.defined() ? sum_to(ds, mask.shape()) : Tensor()};
+    const DType dt = q.dtype();
+    return {detail::finish_grad(dq, dt), detail::finish_grad(dk, dt), detail::finish_grad(dv, dt),
+            ds.defined() ? detail::round_to(sum_to(ds, mask.shape()), mask.dtype()) : Tensor()};
   }
 };
 

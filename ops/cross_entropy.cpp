@@ -160,6 +160,7 @@ int64_t check_targets(const Tensor& t, int64_t C, int64_t ignore_index) {
 // ---------------------------------------------------------------- the Function
 struct CrossEntropy : Function<CrossEntropy> {
   static constexpr std::string_view kName = "cross_entropy";
+  static constexpr AutocastRule kAutocast = AutocastRule::kInFloat32;  // core/autocast.h
   using State = CrossEntropyState;
 
   // forward: loss_r = (1 - e) * (lse_r - x_{r,t}) + (e / C) * (C * lse_r - sum_c x_{r,c})

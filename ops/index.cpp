@@ -244,6 +244,7 @@ struct Gather : Function<Gather> {
 
 struct Where : Function<Where> {
   static constexpr std::string_view kName = "where";
+  static constexpr AutocastRule kAutocast = AutocastRule::kPromote;  // core/autocast.h
   struct State {
     Shape a_shape, b_shape;
   };

@@ -97,6 +97,7 @@ Shape cat_shape(const std::vector<Tensor>& xs, size_t dim) {
 // ---------------------------------------------------------------- Functions
 struct Cat : Function<Cat> {
   static constexpr std::string_view kName = "cat";
+  static constexpr AutocastRule kAutocast = AutocastRule::kPromote;  // core/autocast.h
   struct State {
     size_t dim = 0;
     std::vector<int64_t> sizes;  // x_i.size(dim)
@@ -134,6 +135,7 @@ struct Cat : Function<Cat> {
 
 struct Stack : Function<Stack> {
   static constexpr std::string_view kName = "stack";
+  static constexpr AutocastRule kAutocast = AutocastRule::kPromote;  // core/autocast.h
   struct State {
     size_t dim = 0;  // the new dim, in the output
     size_t count = 0;

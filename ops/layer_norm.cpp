@@ -125,6 +125,7 @@ void check_param(const char* name, const Tensor& p, const Tensor& x) {
 // ---------------------------------------------------------------- Function
 struct LayerNorm : Function<LayerNorm> {
   static constexpr std::string_view kName = "layer_norm";
+  static constexpr AutocastRule kAutocast = AutocastRule::kPromote;  // core/autocast.h
   struct State {
     bool has_weight = false;  // an undefined tensor cannot be saved: remember its absence
   };

@@ -110,6 +110,7 @@ void check_args(const Tensor& x, const Tensor& w, const Tensor& b) {
 
 struct Linear : Function<Linear> {
   static constexpr std::string_view kName = "linear";
+  static constexpr AutocastRule kAutocast = AutocastRule::kLowPrecision;  // core/autocast.h
   // forward: y = x W^T + b, with x flattened to (N, I)
   static Tensor forward(Context<>& ctx, const Tensor& x, const Tensor& w, const Tensor& b) {
     check_args(x, w, b);
@@ -117,6 +118,15 @@ struct Linear : Function<Linear> {
     const int64_t in = w.size(1), out = w.size(0), rows = rows_of(x);
     Shape y_shape = x.shape();
     y_shape[y_shape.size() - 1] = out;
+    if (auto* bf16 = kernels::linear_forward_bf16.get(); bf16 && x.dtype() == kBFloat16) {
+      const Tensor xc = x.contiguous(), wc = w.contiguous();
+      const Tensor bc = detail::as_compute(b, kFloat32);
+      Tensor y = empty(y_shape, kFloat32);
+      bf16(xc.data<BFloat16>(), wc.data<BFloat16>(), b.defined() ? bc.data<float>() : nullptr,
+           y.data<float>(), rows, in, out);
+      ctx.save_for_backward(x, w);
+      return detail::round_to(y, kBFloat16);
+    }
     const Tensor xc = detail::as_compute(x, ct), wc = detail::as_compute(w, ct);
     const Tensor bc = detail::as_compute(b, ct);
     Tensor y = empty(y_shape, ct);
@@ -134,6 +144,18 @@ struct Linear : Function<Linear> {
     const Tensor &x = saved[0], &w = saved[1];
     const DType ct = detail::compute_type(x.dtype());
     const int64_t in = w.size(1), out = w.size(0), rows = rows_of(x);
+    if (auto* bf16 = kernels::linear_backward_bf16.get(); bf16 && x.dtype() == kBFloat16) {
+      const Tensor dy = g[0].dtype() == kBFloat16 ? g[0].contiguous() : g[0].to(kBFloat16);
+      const Tensor xc = x.contiguous(), wc = w.contiguous();
+      const GradBuffer dx = ctx.grad_buffer(0, x.shape(), kFloat32);
+      const GradBuffer dw = ctx.grad_buffer(1, w.shape(), kFloat32);
+      const GradBuffer db = ctx.grad_buffer(2, {out}, kFloat32);
+      bf16(dy.data<BFloat16>(), xc.data<BFloat16>(), wc.data<BFloat16>(),
+           detail::grad_out<float>(dx), detail::grad_out<float>(dw), detail::grad_out<float>(db),
+           rows, in, out);
+      return {detail::finish_grad(dx, kBFloat16), detail::finish_grad(dw, kBFloat16),
+              detail::finish_grad(db, kBFloat16)};
+    }
     const Tensor dy = detail::as_compute(g[0], ct), xc = detail::as_compute(x, ct);
     const Tensor wc = detail::as_compute(w, ct);
     const GradBuffer dx = ctx.grad_buffer(0, x.shape(), ct);
@@ -155,6 +177,8 @@ constinit kernels::KernelPair<kernels::LinearForward, float, double> kernels::li
     tg::linear_forward<float>, tg::linear_forward<double>};
 constinit kernels::KernelPair<kernels::LinearBackward, float, double> kernels::linear_backward{
     tg::linear_backward<float>, tg::linear_backward<double>};
+constinit kernels::Kernel<kernels::LinearForwardBF16> kernels::linear_forward_bf16{nullptr};
+constinit kernels::Kernel<kernels::LinearBackwardBF16> kernels::linear_backward_bf16{nullptr};
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Here here) {
   return Linear::apply_at(here, x, weight, bias);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "core/autograd.h"
+#include "core/half.h"
 #include "ops/kernels.h"
 
 namespace tg {
@@ -39,5 +40,18 @@ using LinearBackward = void(const F* dy, const F* x, const F* w, GradOut<F> dx, 
 
 extern KernelPair<LinearForward, float, double> linear_forward;
 extern KernelPair<LinearBackward, float, double> linear_backward;
+
+// bfloat16 x and W (autocast's products, core/autocast.h) multiplied as they are, summed in
+// float32: y, dx, dW and db come out float32 and the op rounds them once. There is no
+// reference version (get() is null on the reference path): the reference story of a
+// bfloat16 linear is the float one above, run on inputs widened to float32, which computes
+// the same sums of the same exact products, only in another order.
+using LinearForwardBF16 = void(const BFloat16* x, const BFloat16* w, const float* b, float* y,
+                               int64_t rows, int64_t in, int64_t out);
+using LinearBackwardBF16 = void(const BFloat16* dy, const BFloat16* x, const BFloat16* w,
+                                GradOut<float> dx, GradOut<float> dw, GradOut<float> db,
+                                int64_t rows, int64_t in, int64_t out);
+extern Kernel<LinearForwardBF16> linear_forward_bf16;
+extern Kernel<LinearBackwardBF16> linear_backward_bf16;
 
 }  // namespace tg::kernels

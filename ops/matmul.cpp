@@ -143,6 +143,7 @@ MatmulShapes plan(const Tensor& a, const Tensor& b) {
 // ---------------------------------------------------------------- Function
 struct Matmul : Function<Matmul> {
   static constexpr std::string_view kName = "matmul";
+  static constexpr AutocastRule kAutocast = AutocastRule::kLowPrecision;  // core/autocast.h
   struct State {
     MatmulShapes shapes;
   };

@@ -60,6 +60,7 @@ void mse_backward(const C* dl, int64_t dl_step, const C* diff, C s, kernels::Gra
 // ---------------------------------------------------------------- Function
 struct MseLoss : Function<MseLoss> {
   static constexpr std::string_view kName = "mse_loss";
+  static constexpr AutocastRule kAutocast = AutocastRule::kInFloat32;  // core/autocast.h
   struct State {
     Reduction reduction = Reduction::Mean;
     DType dtype = kFloat32;  // of input and target: the dtype their gradients take

@@ -141,6 +141,7 @@ Normalized normalize(const Tensor& x, const Tensor& weight, double eps) {
 
 struct RmsNorm : Function<RmsNorm> {
   static constexpr std::string_view kName = "rms_norm";
+  static constexpr AutocastRule kAutocast = AutocastRule::kPromote;  // core/autocast.h
   static Tensor forward(Context<>& ctx, const Tensor& x, const Tensor& weight, double eps) {
     check_args("rms_norm", x, weight, eps);
     Normalized n = normalize(x, weight, eps);
@@ -167,6 +168,7 @@ struct RmsNorm : Function<RmsNorm> {
 
 struct AddRmsNorm : Function<AddRmsNorm> {
   static constexpr std::string_view kName = "add_rms_norm";
+  static constexpr AutocastRule kAutocast = AutocastRule::kPromote;  // core/autocast.h
   // outputs: {out, h}, h = residual + branch (rounded to the dtype), out = rms_norm(h)
   static std::vector<Tensor> forward(Context<>& ctx, const Tensor& residual, const Tensor& branch,
                                      const Tensor& weight, double eps) {

@@ -69,6 +69,7 @@ void swiglu_backward(const F* a, const F* b, const F* dout, GradOut<F> da, GradO
 // swiglu(a, b): a and b are separate tensors of one shape, seen as one row of n elements.
 struct Swiglu : Function<Swiglu> {
   static constexpr std::string_view kName = "swiglu";
+  static constexpr AutocastRule kAutocast = AutocastRule::kPromote;  // core/autocast.h
   static Tensor forward(Context<>& ctx, const Tensor& a, const Tensor& b) {
     detail::check_floating(a, "swiglu");
     detail::check_floating(b, "swiglu");

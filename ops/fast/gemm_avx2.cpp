@@ -14,6 +14,7 @@ namespace {
 
 struct F32 {
   using T = float;
+  using P = T;
   using V = __m256;
   static V zero() { return _mm256_setzero_ps(); }
   static V load(const T* p) { return _mm256_load_ps(p); }
@@ -26,6 +27,7 @@ struct F32 {
 
 struct F64 {
   using T = double;
+  using P = T;
   using V = __m256d;
   static V zero() { return _mm256_setzero_pd(); }
   static V load(const T* p) { return _mm256_load_pd(p); }

@@ -9,14 +9,21 @@
 // The AVX-512 and AVX2 kernels live in their own files, compiled with those instruction
 // sets enabled even in a portable build; gemm.cpp calls them only after asking the CPU.
 // This header is included by those files, so it must stay free of inline code.
+//
+// The bfloat16 kernel packs pairs along k: a packed value is one 32-bit word holding
+// X(p, j) in its low half and X(p + 1, j) in its high half (0 past the last p), and a panel
+// of kc values of k has ceil(kc / 2) rows of them. Its kc counts those rows.
 #pragma once
 
 #include <cstdint>
 
+#include "core/half.h"
+
 namespace tg::detail {
 
-template <class T>
-using GemmMicroKernel = void (*)(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, T alpha,
+/// T: the type of C, alpha and beta; P: that of the packed panels (T, or bfloat16 pairs).
+template <class T, class P = T>
+using GemmMicroKernel = void (*)(int64_t kc, const P* a, const P* b, T* c, int64_t ldc, T alpha,
                                  T beta);
 
 // Tile shapes: NR is two vector registers wide; MR rows of accumulators leave room for the
@@ -25,6 +32,7 @@ inline constexpr int kAvx512MrF32 = 14, kAvx512NrF32 = 32;
 inline constexpr int kAvx512MrF64 = 12, kAvx512NrF64 = 16;
 inline constexpr int kAvx2MrF32 = 6, kAvx2NrF32 = 16;
 inline constexpr int kAvx2MrF64 = 6, kAvx2NrF64 = 8;
+inline constexpr int kAvx512MrBf16 = 14, kAvx512NrBf16 = 32;  // float accumulators, as F32
 
 void gemm_micro_avx512_f32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                            float alpha, float beta);
@@ -42,6 +50,16 @@ void gemm_pack_rows_avx512_f32(const float* src, int64_t ld, int64_t kc, int w, 
                                float* dst);
 void gemm_micro_avx512_f64(int64_t kc, const double* a, const double* b, double* c, int64_t ldc,
                            double alpha, double beta);
+/// vdpbf16ps (AVX512-BF16): kc rows of bfloat16 pairs, float accumulators.
+void gemm_micro_avx512_bf16(int64_t kc, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc,
+                            float alpha, float beta);
+/// The two packings above, for bfloat16 pairs: element (p, j) of the panel is
+/// src[j * ld + p] (pairs adjacent in memory: 16 x 16 transposes of 32-bit words) or
+/// src[p * ld + j] (rows p and p + 1 interleaved); dst gets ceil(kc / 2) rows of `width` words.
+void gemm_pack_pairs_transposed_avx512_bf16(const BFloat16* src, int64_t ld, int64_t kc, int w,
+                                            int width, uint32_t* dst);
+void gemm_pack_pairs_rows_avx512_bf16(const BFloat16* src, int64_t ld, int64_t kc, int w, int width,
+                                      uint32_t* dst);
 void gemm_micro_avx2_f32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                          float alpha, float beta);
 void gemm_micro_avx2_f64(int64_t kc, const double* a, const double* b, double* c, int64_t ldc,

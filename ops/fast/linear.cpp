@@ -50,11 +50,36 @@ void linear_backward(const F* dy, const F* x, const F* w, GradOut<F> dx, GradOut
   }
 }
 
+/// The same three products on bfloat16 operands (ops/fast/gemm.h: exact products, float32
+/// sums). db sums dy's rows in float32, read through a widened copy.
+void linear_forward_bf16(const BFloat16* x, const BFloat16* w, const float* b, float* y,
+                         int64_t rows, int64_t in, int64_t out) {
+  if (b != nullptr) {
+    for (int64_t n = 0; n < rows; ++n) std::copy(b, b + out, y + n * out);
+  }
+  gemm(false, true, rows, out, in, 1.0f, x, in, w, in, b != nullptr ? 1.0f : 0.0f, y, out);
+}
+
+void linear_backward_bf16(const BFloat16* dy, const BFloat16* x, const BFloat16* w,
+                          GradOut<float> dx, GradOut<float> dw, GradOut<float> db, int64_t rows,
+                          int64_t in, int64_t out) {
+  if (dx)
+    gemm(false, false, rows, in, out, 1.0f, dy, out, w, in, dx.add ? 1.0f : 0.0f, dx.data, in);
+  if (dw) gemm(true, false, out, in, rows, 1.0f, dy, out, x, in, dw.add ? 1.0f : 0.0f, dw.data, in);
+  if (db) {
+    std::vector<float> dy32(static_cast<size_t>(rows * out));
+    detail::widen(dy, dy32.data(), rows * out);
+    linear_backward<float>(dy32.data(), nullptr, nullptr, {}, {}, db, rows, in, out);
+  }
+}
+
 }  // namespace
 
 void install_linear() {
   kernels::linear_forward.set_fast(linear_forward<float>, linear_forward<double>);
   kernels::linear_backward.set_fast(linear_backward<float>, linear_backward<double>);
+  kernels::linear_forward_bf16.set_fast(linear_forward_bf16);
+  kernels::linear_backward_bf16.set_fast(linear_backward_bf16);
 }
 
 }  // namespace tg::fast

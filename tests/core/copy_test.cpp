@@ -1,7 +1,9 @@
 // tests/core/copy_test.cpp — copy_, fill_, to, clone and contiguous.
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "core/parallel.h"
@@ -145,6 +147,64 @@ TEST(CopyTest, NaNSurvivesFloatingConversions) {
     for (DType to : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
       Tensor dst = zeros({1}, to).copy_(f64({kNaN}).to(from));
       EXPECT_TRUE(std::isnan(as_doubles(dst)[0])) << dtype_name(from) << " -> " << dtype_name(to);
+    }
+  }
+}
+
+TEST(CopyTest, ContiguousHalfConversionsMatchTheScalarOnes) {
+  // Contiguous float32 <-> float16/bfloat16 copies take the vectorised loops of core/half.h,
+  // split over threads: every element must be what the scalar conversion gives. Random bit
+  // patterns (NaNs, subnormals and Infs among them) and values around 1, 100002 of them (no
+  // multiple of a vector width).
+  std::mt19937 rng(3);
+  std::vector<float> values;
+  for (int i = 0; i < 100002; ++i) {
+    const uint32_t b = static_cast<uint32_t>(rng());
+    values.push_back(i % 2 ? std::bit_cast<float>(b) : 1.0f + std::ldexp(float(b % 4096), -12));
+  }
+  const Tensor x = tensor(values).view({3, 33334, 1});
+  for (int threads : {1, 3}) {
+    NumThreadsGuard guard(threads);
+    const Tensor h = x.to(kFloat16), bf = x.to(kBFloat16);
+    const Tensor h_back = h.to(kFloat32), bf_back = bf.to(kFloat32);
+    const std::vector<Half> hv = h.to_vector<Half>();
+    const std::vector<BFloat16> bv = bf.to_vector<BFloat16>();
+    const std::vector<float> hw = h_back.to_vector<float>(), bw = bf_back.to_vector<float>();
+    for (size_t i = 0; i < hv.size(); ++i) {
+      ASSERT_EQ(hv[i].bits, Half(values[i]).bits) << i;
+      ASSERT_EQ(bv[i].bits, BFloat16(values[i]).bits) << i;
+      ASSERT_EQ(std::bit_cast<uint32_t>(hw[i]), std::bit_cast<uint32_t>(float(hv[i]))) << i;
+      ASSERT_EQ(std::bit_cast<uint32_t>(bw[i]), std::bit_cast<uint32_t>(float(bv[i]))) << i;
+    }
+  }
+}
+
+TEST(CopyTest, HalfConversionsOfViewsWithContiguousRowsMatchTheScalarOnes) {
+  // A (B, T, H, D) tensor seen as (B, H, T, D), as attention's heads are: its rows (D values)
+  // are contiguous, the rest is not, so the conversion goes row by row through the
+  // vectorised loops. Both directions, and a source that is a view too.
+  std::mt19937 rng(4);
+  std::vector<float> values;
+  for (int i = 0; i < 2 * 5 * 3 * 20; ++i) {
+    values.push_back(i % 3 ? std::ldexp(float(rng() % 100000), -9)
+                           : std::bit_cast<float>(uint32_t(rng())));
+  }
+  const Tensor x = tensor(values).view({2, 5, 3, 20}).transpose(1, 2);  // rows of 20
+  for (int threads : {1, 3}) {
+    NumThreadsGuard guard(threads);
+    for (DType half : {kFloat16, kBFloat16}) {
+      const Tensor h = x.to(half);
+      const Tensor back = empty({2, 5, 3, 20}, kFloat32).transpose(1, 2).copy_(h);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const int64_t b = i / 300, hh = i / 100 % 3, t = i / 20 % 5, d = i % 20;
+        const float v = x.at<float>({b, hh, t, d});
+        const float got = h.to(kFloat32).at<float>({b, hh, t, d});
+        const float want = half == kFloat16 ? float(Half(v)) : float(BFloat16(v));
+        ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want)) << i;
+        ASSERT_EQ(std::bit_cast<uint32_t>(back.at<float>({b, hh, t, d})),
+                  std::bit_cast<uint32_t>(want))
+            << i;
+      }
     }
   }
 }

@@ -3,6 +3,8 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <random>
+#include <vector>
 
 #include "test_util.h"
 
@@ -150,5 +152,87 @@ TEST(HalfTest, NaNKeepsSignAndPayloadTop) {
   EXPECT_EQ(Half(neg_nan).bits, 0xfe00);
   EXPECT_EQ(BFloat16(neg_nan).bits, 0xffc0);
 }
+
+// ---------------------------------------------------------------- the bulk conversions
+// detail::widen and detail::narrow must give, value for value, what the scalar conversions
+// above give (checked there against the formats' definitions), at every offset and length.
+
+/// Runs convert(src + offset, dst, n) for many (offset, n), n no multiple of any vector
+/// width, and checks each dst[i] against scalar(src[offset + i]), and that dst[n] is untouched.
+template <class From, class To, class Convert, class Scalar, class Bits>
+void check_bulk(const std::vector<From>& src, Convert convert, Scalar scalar, Bits bits) {
+  const size_t total = src.size();
+  std::vector<std::pair<size_t, size_t>> runs = {{0, total}, {1, total - 1}, {3, total - 5}};
+  for (size_t n = 0; n <= 40; ++n) runs.push_back({(7 * n) % 13, n});
+  for (const auto& [offset, n] : runs) {
+    std::vector<To> dst(n + 1);
+    std::memset(static_cast<void*>(dst.data()), 0x5a, dst.size() * sizeof(To));
+    const uint32_t sentinel = bits(dst[n]);
+    convert(src.data() + offset, dst.data(), static_cast<int64_t>(n));
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(bits(dst[i]), bits(scalar(src[offset + i])))
+          << "offset " << offset << " n " << n << " i " << i << ": input bits 0x" << std::hex
+          << bits(src[offset + i]);
+    }
+    ASSERT_EQ(bits(dst[n]), sentinel) << "wrote past n = " << n;
+  }
+}
+
+uint32_t bits_of(float x) { return float_bits(x); }
+uint32_t bits_of(Half x) { return x.bits; }
+uint32_t bits_of(BFloat16 x) { return x.bits; }
+
+template <class T>
+void check_widen_bulk_all() {
+  std::vector<T> all;
+  for (uint32_t b = 0; b <= 0xffff; ++b) all.push_back(T::from_bits(static_cast<uint16_t>(b)));
+  check_bulk<T, float>(
+      all, [](const T* s, float* d, int64_t n) { tg::detail::widen(s, d, n); },
+      [](T x) { return static_cast<float>(x); }, [](auto x) { return bits_of(x); });
+}
+
+/// Floats of every class that narrowing treats apart: ±0, float subnormals, every value of
+/// the 16-bit format T, the midpoint to its neighbour and the floats on either side of it
+/// (ties to even, the subnormals of T, the overflow bound), huge values and ±Inf, NaNs with
+/// payloads high and low, quiet and signalling; and random bit patterns.
+template <class T>
+std::vector<float> narrowing_sample() {
+  auto value = [](uint32_t b) { return static_cast<float>(T::from_bits(uint16_t(b))); };
+  const uint32_t inf = T(INFINITY).bits;
+  std::vector<float> v;
+  for (uint32_t b = 0; b < inf; ++b) {
+    // The distance to the next value up (exact in float); past the largest finite value,
+    // to 2^(emax + 1), whose midpoint is the overflow bound.
+    const float x = value(b), ulp = b + 1 < inf ? value(b + 1) - x : x - value(b - 1);
+    const float mid = x + ulp / 2;
+    for (float y : {x, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY)}) {
+      v.push_back(y);
+      v.push_back(-y);
+    }
+  }
+  for (uint32_t b :
+       {0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x00400000u, 0x7f800000u, 0xff800000u,
+        0x7f7fffffu, 0xff7fffffu, 0x7f800001u, 0xff800001u, 0x7fc00000u, 0xffc00000u, 0x7f810000u,
+        0x7fbfffffu, 0x7fffe000u, 0xffffffffu, 0x7f802000u, 0x7f801fffu, 0x7f8003ffu}) {
+    v.push_back(std::bit_cast<float>(b));
+  }
+  std::mt19937 rng(7);
+  for (int i = 0; i < 200000; ++i) v.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng())));
+  v.push_back(1.0f);  // an odd total length
+  if (v.size() % 2 == 0) v.push_back(-1.0f);
+  return v;
+}
+
+template <class T>
+void check_narrow_bulk() {
+  check_bulk<float, T>(
+      narrowing_sample<T>(), [](const float* s, T* d, int64_t n) { tg::detail::narrow(s, d, n); },
+      [](float x) { return T(x); }, [](auto x) { return bits_of(x); });
+}
+
+TEST(HalfBulkTest, WidenMatchesTheScalarOnEveryBitPattern) { check_widen_bulk_all<Half>(); }
+TEST(BFloat16BulkTest, WidenMatchesTheScalarOnEveryBitPattern) { check_widen_bulk_all<BFloat16>(); }
+TEST(HalfBulkTest, NarrowMatchesTheScalarOnEverySpecialClass) { check_narrow_bulk<Half>(); }
+TEST(BFloat16BulkTest, NarrowMatchesTheScalarOnEverySpecialClass) { check_narrow_bulk<BFloat16>(); }
 
 }  // namespace

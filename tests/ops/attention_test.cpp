@@ -341,6 +341,37 @@ TEST(AttentionTest, OutputIsLaidOutLikeTheQueries) {
 }
 
 // ---------------------------------------------------------------- errors
+// float16/bfloat16 compute in float32 and round once: the output is exactly the float32
+// attention of the widened inputs, rounded; the gradients are float32 gradients rounded,
+// within one unit of the half format (backward reads the rounded output).
+TEST(AttentionTest, HalfInputsComputeInFloat32AndRoundOnce) {
+  for (const DType half : {kFloat16, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(half));
+    Generator gen(11);
+    const Tensor qh = randn({1, 2, 5, 8}, kFloat32, gen).to(half).requires_grad_();
+    const Tensor kh = randn({1, 2, 5, 8}, kFloat32, gen).to(half).requires_grad_();
+    const Tensor vh = randn({1, 2, 5, 8}, kFloat32, gen).to(half).requires_grad_();
+    const Tensor q = qh.detach().to(kFloat32).requires_grad_();
+    const Tensor k = kh.detach().to(kFloat32).requires_grad_();
+    const Tensor v = vh.detach().to(kFloat32).requires_grad_();
+    const Tensor out_h = sdpa(qh, kh, vh, Tensor(), /*causal=*/true);
+    const Tensor out = sdpa(q, k, v, Tensor(), /*causal=*/true);
+    EXPECT_EQ(out_h.dtype(), half);
+    EXPECT_EQ(as_doubles(out_h), as_doubles(out.to(half)));
+    const Tensor g = randn({1, 2, 5, 8}, kFloat32, gen).to(half);
+    backward(out_h, g);
+    backward(out, g.to(kFloat32));
+    const double unit = half == kFloat16 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -7);
+    for (const auto& [gh, gf] : {std::pair{qh.grad(), q.grad()}, std::pair{kh.grad(), k.grad()},
+                                 std::pair{vh.grad(), v.grad()}}) {
+      ASSERT_EQ(gh.dtype(), half);
+      const std::vector<double> a = as_doubles(gh), e = as_doubles(gf);
+      for (size_t i = 0; i < e.size(); ++i)
+        EXPECT_NEAR(a[i], e[i], 2 * unit * (1 + std::abs(e[i])));
+    }
+  }
+}
+
 TEST(AttentionTest, Errors) {
   const Tensor q = zeros({2, 3, 4, 5}), k = zeros({2, 3, 6, 5}), v = zeros({2, 3, 6, 7});
   const char* op = "scaled_dot_product_attention";
@@ -353,8 +384,8 @@ TEST(AttentionTest, Errors) {
   EXPECT_TG_THROW(sdpa(q, k, zeros({2, 3, 6, 7}, kFloat64)), DTypeError, op, "float32", "float64");
   EXPECT_TG_THROW(
       sdpa(zeros({2, 3, 4, 5}, kInt64), zeros({2, 3, 6, 5}, kInt64), zeros({2, 3, 6, 7}, kInt64)),
-      DTypeError, op, "int64", "float32 and float64");
-  EXPECT_TG_THROW(sdpa(q.to(kFloat16), k.to(kFloat16), v.to(kFloat16)), DTypeError, op, "float16");
+      DTypeError, op, "int64", "floating dtype");
+  EXPECT_TG_THROW(sdpa(q.to(kFloat16), k, v), DTypeError, op, "share a dtype", "float16");
   EXPECT_TG_THROW(sdpa(q, k, v, zeros({4, 5})), ShapeError, op, "mask (4, 5)", "(2, 3, 4, 6)");
   EXPECT_TG_THROW(sdpa(q, k, v, zeros({3, 2, 4, 6})), ShapeError, op, "(3, 2, 4, 6)");
   EXPECT_TG_THROW(sdpa(q, k, v, zeros({1, 2, 3, 4, 6})), ShapeError, op, "(1, 2, 3, 4, 6)");

@@ -82,6 +82,7 @@ const std::vector<std::string> kFamilies = {
     "rope",
     "attention",
     "half",
+    "autocast",
     "optim",
 };
 // clang-format on
@@ -399,17 +400,28 @@ std::string shape_text(const Tensor& t) { return fmt::format("{}", t.shape()); }
 
 // Compares `actual` with `expected` under the tolerance of expected's dtype; the failure
 // names `what`, the first element out of tolerance and how many are.
+// Under autocast (`through` set) every value went through roundings to that dtype: two
+// computations that differ in their last float32 bits land on neighbouring values, and a
+// gradient summed from rounded terms (a broadcast weight's, attention's dq) carries their
+// rounding errors, which scale with the terms rather than with the sum. So one unit of that
+// dtype is allowed relative to each value and, absolutely, to the largest value of the tensor.
 ::testing::AssertionResult close_to(const Tensor& actual, const Tensor& expected,
-                                    const std::string& op, const std::string& what) {
+                                    const std::string& op, const std::string& what,
+                                    std::optional<DType> through = std::nullopt) {
   if (!actual.defined()) return ::testing::AssertionFailure() << what << ": no tensor computed";
   if (actual.dtype() != expected.dtype() || !(actual.shape() == expected.shape())) {
     return ::testing::AssertionFailure()
            << what << ": got " << tg::dtype_name(actual.dtype()) << " " << shape_text(actual)
            << ", PyTorch gave " << tg::dtype_name(expected.dtype()) << " " << shape_text(expected);
   }
-  const Tolerance tol = tolerance_for(expected.dtype(), op);
+  Tolerance tol = tolerance_for(through.value_or(expected.dtype()), op);
   const std::vector<double> a = as_doubles(actual);
   const std::vector<double> e = as_doubles(expected);
+  if (through) {
+    double largest = 0;
+    for (double v : e) largest = std::isfinite(v) ? std::max(largest, std::abs(v)) : largest;
+    tol.atol = std::max(tol.atol, tol.rtol * largest);
+  }
   size_t bad = 0;
   size_t first = 0;
   for (size_t i = 0; i < e.size(); ++i) {
@@ -493,7 +505,16 @@ Tensor with_layout(const Tensor& values, const std::string& layout) {
     }
     if (inputs.empty()) return fail() << "no inputs";
 
-    const Outputs outputs = fn_it->second(inputs, Params(metadata, name + "."));
+    // An "autocast" case runs its op under the guard, as PyTorch ran it under torch.autocast.
+    const Params params(metadata, name + ".");
+    std::optional<DType> through;
+    if (params.has("autocast")) through = params.dtype("autocast");
+    Outputs outputs;
+    {
+      std::optional<tg::AutocastGuard> autocast;
+      if (through) autocast.emplace(*through);
+      outputs = fn_it->second(inputs, params);
+    }
 
     // Outputs: "out" for one, "out0", "out1", ... for several.
     std::vector<std::string> out_names;
@@ -511,8 +532,8 @@ Tensor with_layout(const Tensor& values, const std::string& layout) {
     Outputs seeded;
     Outputs gouts;
     for (size_t k = 0; k < outputs.size(); ++k) {
-      const auto r =
-          close_to(outputs[k], *find("out" + out_names[k]), op_it->second, "out" + out_names[k]);
+      const auto r = close_to(outputs[k], *find("out" + out_names[k]), op_it->second,
+                              "out" + out_names[k], through);
       if (!r) return fail() << r.message();
       if (const Tensor* gout = find("gout" + out_names[k])) {
         seeded.push_back(outputs[k]);
@@ -535,7 +556,7 @@ Tensor with_layout(const Tensor& values, const std::string& layout) {
     const std::vector<Tensor> grads = tg::grad(seeded, wrt, gouts);
     for (size_t j = 0; j < with_grad.size(); ++j) {
       const std::string g = fmt::format("grad{}", with_grad[j]);
-      const auto r = close_to(grads[j], *find(g), op_it->second, g);
+      const auto r = close_to(grads[j], *find(g), op_it->second, g, through);
       if (!r) return fail() << r.message();
     }
   } catch (const std::exception& e) {
@@ -716,6 +737,23 @@ TEST(ReferenceSelfTest, ParamsParseJsonValues) {
   EXPECT_THROW(p.f64("bad"), std::runtime_error);
   EXPECT_THROW(p.i64("x"), std::runtime_error);
   EXPECT_THROW(p.f64("missing"), std::runtime_error);
+}
+
+// An "autocast" case runs under the guard: a linear of float32 inputs returns bfloat16, so a
+// fixture that says float32 (the rule broken) fails, and the same values in bfloat16 pass.
+TEST(ReferenceSelfTest, AutocastCasesRunUnderTheGuard) {
+  tg::safetensors::Contents c;
+  c.tensors["c.in0"] = tg::tensor({1.0f, 2.0f}, {1, 2});
+  c.tensors["c.in1"] = tg::tensor({0.5f, 0.25f}, {1, 2});
+  c.tensors["c.out"] = tg::tensor({1.0f}, {1, 1});
+  c.metadata["c.op"] = "linear";
+  c.metadata["c.autocast"] = "\"bfloat16\"";
+  EXPECT_THAT(failure_of(c),
+              tg::testing::MessageHas("out", "got bfloat16", "PyTorch gave float32"));
+  c.tensors["c.out"] = c.tensors["c.out"].to(tg::kBFloat16);
+  EXPECT_THAT(run_all(c), ::testing::IsEmpty());
+  c.metadata.erase("c.autocast");
+  EXPECT_THAT(failure_of(c), tg::testing::MessageHas("out", "got float32"));
 }
 
 TEST(ReferenceSelfTest, HalfResultsMayDifferByOneUnitInTheLastPlace) {

@@ -35,6 +35,7 @@ never changes the others.
 
 import argparse
 import filecmp
+import functools
 import json
 import os
 import struct
@@ -1136,6 +1137,82 @@ def half():
     return f
 
 
+def autocast():
+    """Each op under torch.autocast("cpu", dtype=torch.bfloat16), float32 inputs unless the
+    case says otherwise. The C++ side runs the op under tg::AutocastGuard and must return the
+    dtype PyTorch's autocast returned (the rule, core/autocast.h), with the values and the
+    float32 inputs' gradients (which flow back through the casts).
+
+    The dtypes come from torch.autocast itself. The values are computed the way tapegrad
+    states it computes them (as in_float32 does for the half family): the inputs cast as the
+    rule says (`cast`), then the op in float32 on those values, the output rounded once to
+    the dtype autocast returned. Debian's PyTorch 1.13 bfloat16 kernels round intermediates
+    to bfloat16 (its bfloat16 matmul is off by several units where a float32 sum rounded once
+    is off by at most one), so its values are not the reference; its dtypes are."""
+    f = Family("autocast")
+    F = torch.nn.functional
+    BF = torch.bfloat16
+
+    def under_autocast(fn, cast):
+        def wrapped(*inputs):
+            with torch.autocast("cpu", dtype=BF):
+                out_dtype = fn(*[x.detach() for x in inputs]).dtype
+            floating = [x.dtype for x in inputs if x.is_floating_point()]
+            target = {"low": BF, "float32": F32, "none": None}.get(cast)
+            if cast == "promote":
+                target = functools.reduce(torch.promote_types, floating)
+            cast_in = [x.to(target) if target is not None and x.is_floating_point() else x
+                       for x in inputs]
+            return fn(*[x.to(F32) if x.is_floating_point() else x for x in cast_in]).to(out_dtype)
+        return wrapped
+
+    def case(name, op, cast, make, fn, **params):
+        f.case(name, op, make, under_autocast(fn, cast), dtype=F32, autocast="bfloat16", **params)
+
+    # kLowPrecision: the products run in bfloat16 (the float32 weight's gradient is float32)
+    case("linear", "linear", "low", lambda r: [r.randn(5, 24), r.randn(7, 24), r.randn(7)],
+         F.linear)
+    case("linear_3d", "linear", "low", lambda r: [r.randn(2, 3, 16), r.randn(4, 16)], F.linear)
+    case("matmul", "matmul", "low", lambda r: [r.randn(2, 5, 16), r.randn(16, 3)], torch.matmul)
+    # PyTorch 1.13 has no scaled_dot_product_attention (PyTorch 2's autocast lists it as a
+    # lower-precision op); its composition from matmul and softmax gives the same dtype.
+    case("attention", "scaled_dot_product_attention", "low",
+         lambda r: [r.randn(1, 2, 5, 8), r.randn(1, 2, 5, 8), r.randn(1, 2, 5, 8)],
+         lambda q, k, v: _torch_attention(q, k, v, causal=True), causal=True, scale=None)
+    # kInFloat32: the losses take bfloat16 logits and return float32
+    case("cross_entropy", "cross_entropy", "float32",
+         lambda r: [(r.randn(6, 11) * 3).to(BF), r.index(11, 6)],
+         lambda x, t: F.cross_entropy(x, t), ignore_index=-100, reduction="mean",
+         label_smoothing=0.0)
+    case("mse_loss", "mse_loss", "float32", lambda r: [r.randn(4, 5).to(BF), r.randn(4, 5)],
+         lambda x, t: F.mse_loss(x, t), reduction="mean")
+    # kPromote: mixed float32/bfloat16 inputs meet at float32
+    for op, fn in (("add", torch.add), ("sub", torch.sub), ("mul", torch.mul),
+                   ("div", torch.div)):
+        make = (lambda r: [r.randn(3, 4), r.pos(3, 4).to(BF)]) if op == "div" else (
+            lambda r: [r.randn(3, 4), r.randn(3, 4).to(BF)])
+        case(f"{op}_mixed", op, "promote", make, fn)
+    case("cat_mixed", "cat", "promote", lambda r: [r.randn(2, 3).to(BF), r.randn(1, 3)],
+         lambda *xs: torch.cat(xs, 0), dim=0)
+    case("stack_mixed", "stack", "promote", lambda r: [r.randn(2, 3), r.randn(2, 3).to(BF)],
+         lambda *xs: torch.stack(xs, 1), dim=1)
+    case("where_mixed", "where", "promote",
+         lambda r: [r.mask(3, 4), r.randn(3, 4).to(BF), r.randn(3, 4)], torch.where)
+    # no rule: bfloat16 in, bfloat16 out (computed in float32 inside), float32 stays float32
+    case("softmax_bf16", "softmax", "none", lambda r: [r.randn(3, 9).to(BF) * 4],
+         lambda x: F.softmax(x, -1), dim=-1)
+    case("log_softmax_bf16", "log_softmax", "none", lambda r: [r.randn(3, 9).to(BF) * 4],
+         lambda x: F.log_softmax(x, -1), dim=-1)
+    case("layer_norm_bf16", "layer_norm", "none", lambda r: [r.randn(3, 16).to(BF)],
+         lambda x: F.layer_norm(x, (16,)), weight=False, bias=False, eps=1e-5)
+    case("sum_bf16", "sum", "none", lambda r: [r.randn(4, 6).to(BF)],
+         lambda x: torch.sum(x, (1,)), dims=[1], keepdim=False)
+    case("relu_f32", "relu", "none", lambda r: [r.randn(3, 4)], F.relu)
+    case("softmax_f32", "softmax", "none", lambda r: [r.randn(3, 9)], lambda x: F.softmax(x, -1),
+         dim=-1)
+    return f
+
+
 # ---- optimizers and gradient clipping (nn/optim.h, nn/grad_utils.h) ----
 
 def _forward_only_case(f, name, op, inputs, outputs, **params):
@@ -1369,7 +1446,7 @@ def golden():
 
 FAMILIES = [arithmetic, unary, reduce, matmul, join, index, view, convert, rms_norm, linear,
             mse_loss, activation, softmax, cross_entropy, embedding, layer_norm, dropout, rope,
-            attention, half, optim, golden]
+            attention, half, autocast, optim, golden]
 
 # ----------------------------------------------------------------------------- main
 
