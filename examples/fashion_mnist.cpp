@@ -22,10 +22,12 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "core/core.h"
 #include "examples/common/cli.h"
 #include "examples/common/interrupt.h"
+#include "examples/common/mixed_step.h"
 #include "examples/common/run_log.h"
 #include "examples/common/train_step.h"
 #include "nn/nn.h"
@@ -45,14 +47,18 @@ struct Args {
   bool json = false;
   uint64_t seed = 0;
   bool resume = false;
+  std::string dtype = "f32";  // f32, or bf16/f16: mixed precision (autocast, master weights)
 };
 
 /// The fraction of rows of `images` whose largest logit is at the true label.
-double accuracy(nn::MLP& model, const nn::MnistSplit& split) {
+double accuracy(nn::MLP& model, const nn::MnistSplit& split, std::optional<tg::DType> dtype) {
   tg::NoGradGuard no_grad;  // evaluation records nothing on the tape
   model.eval();
   const int64_t n = split.labels.numel();
-  const std::vector<float> logits = model(split.images).to_vector<float>();  // (n, 10)
+  std::optional<tg::AutocastGuard> autocast;  // evaluated in the precision it trains in
+  if (dtype) autocast.emplace(*dtype);
+  const std::vector<float> logits =
+      model(split.images).to(tg::kFloat32).to_vector<float>();  // (n, 10)
   const std::vector<int64_t> labels = split.labels.to_vector<int64_t>();
   int64_t correct = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -73,6 +79,9 @@ int run(const Args& a) {
     train.labels = train.labels.narrow(0, 0, a.train_limit);
   }
 
+  const std::optional<tg::DType> dtype =
+      tg::examples::autocast_dtype_from_flag("fashion_mnist", a.dtype);
+  nn::GradScaler scaler = tg::examples::scaler_for(dtype);  // float16 only
   tg::Generator init_gen(a.seed), data_gen(a.seed + 1);
   nn::MLP model({784, 256, 128, 10}, {}, init_gen);
   nn::AdamW opt(model.parameters(),
@@ -105,16 +114,25 @@ int run(const Args& a) {
              "fashion_mnist: --resume: '{}' was trained on {}, this run has {}: resume with the "
              "same --batch and --train-limit",
              ckpt, it->second, batching);
-    step = nn::load_checkpoint(ckpt, model, &opt, {{"data", &data_gen}}).step;
+    const auto saved_dtype = meta.metadata.find("dtype");  // absent: written before --dtype
+    const std::string was = saved_dtype == meta.metadata.end() ? "f32" : saved_dtype->second;
+    TG_CHECK(was == a.dtype, ValueError,
+             "fashion_mnist: --resume: '{}' was trained with --dtype {}, but this run has "
+             "--dtype {}",
+             ckpt, was, a.dtype);
+    step = nn::load_checkpoint(ckpt, model, &opt, {{"data", &data_gen}}, dtype ? &scaler : nullptr)
+               .step;
   }
   tg::Generator epoch_start = data_gen;
   auto save = [&] {
-    nn::save_checkpoint(
-        ckpt, {.model = &model,
-               .optimizer = &opt,
-               .step = step,
-               .generators = {{"data", &epoch_start}},
-               .metadata = {{"model", "MLP 784-256-128-10 ReLU"}, {"batching", batching}}});
+    nn::save_checkpoint(ckpt, {.model = &model,
+                               .optimizer = &opt,
+                               .step = step,
+                               .generators = {{"data", &epoch_start}},
+                               .metadata = {{"model", "MLP 784-256-128-10 ReLU"},
+                                            {"batching", batching},
+                                            {"dtype", a.dtype}},
+                               .scaler = dtype ? &scaler : nullptr});
   };
 
   tg::examples::RunLog log({.out_dir = a.out,
@@ -142,8 +160,9 @@ int run(const Args& a) {
     for (const std::vector<Tensor>& batch : loader) {  // batch[0] (B, 784), batch[1] (B)
       if (k++ < step % per_epoch) continue;            // resumed mid-epoch: these are done already
       // The five steps of chapter 15: forward, loss, zero_grad, backward, step.
+      // With --dtype bf16/f16, under autocast (chapter 20).
       const tg::examples::StepResult r =
-          tg::examples::train_step(model, opt, batch[0], batch[1], params);
+          tg::examples::mixed_step(model, opt, batch[0], batch[1], params, 0, dtype, scaler);
       ++step;
       last_loss = r.loss;
       log.step(step, last_loss, opt.lr(), r.grad_norm, batch[1].numel());
@@ -156,7 +175,7 @@ int run(const Args& a) {
     epoch_seconds = log.elapsed_s() - t0;  // training only: the benchmark's figure
     total_epoch_seconds += epoch_seconds, ++timed_epochs;
     epoch_start = data_gen;  // the next epoch starts from here
-    test_acc = accuracy(model, test);
+    test_acc = accuracy(model, test, dtype);
     log.eval(step, {test_acc, epoch_seconds});
     save();
     stopped = tg::examples::stop_requested();
@@ -206,6 +225,10 @@ int main(int argc, char** argv) {
       ->check(ex::whole_number(0))
       ->capture_default_str();
   app.add_flag("--resume", a.resume, "continue from OUT/checkpoint.safetensors");
+  app.add_option("--dtype", a.dtype,
+                 "f32, or mixed precision: bf16, f16 (with loss scaling); weights stay f32")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+      ->capture_default_str();
   if (const auto status = tg::examples::parse_command_line(app, argc, argv)) return *status;
   return tg::examples::run_program("fashion_mnist", [&] { return run(a); });
 }

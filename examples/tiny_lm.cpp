@@ -64,6 +64,7 @@ struct TrainArgs {
   bool json = false;
   bool resume = false;
   std::string dtype = "f32";  // f32, or bf16/f16: mixed precision (autocast, master weights)
+  double init_scale = 65536;  // f16: the loss scale to start from (nn::GradScaler)
 };
 
 struct SampleArgs {
@@ -207,7 +208,7 @@ int train(const TrainArgs& a) {
                                .d_ff = a.d_ff,
                                .rope = a.rope};
   const std::optional<tg::DType> dtype = tg::examples::autocast_dtype_from_flag("tiny_lm", a.dtype);
-  nn::GradScaler scaler = tg::examples::scaler_for(dtype);  // float16 only
+  nn::GradScaler scaler({.init_scale = a.init_scale, .enabled = dtype == tg::kFloat16});
   tg::Generator init_gen(a.seed), data_gen(a.seed + 1);
   nn::TransformerLM model(config, init_gen);
   nn::AdamW opt(model.parameters(), {.lr = a.lr, .weight_decay = a.weight_decay});
@@ -422,6 +423,10 @@ int main(int argc, char** argv) {
   tr->add_option("--dtype", t.dtype,
                  "f32, or mixed precision: bf16, f16 (with loss scaling); weights stay f32")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+      ->capture_default_str();
+  tr->add_option("--init-scale", t.init_scale,
+                 "f16: the loss scale to start from; it halves on every overflow")
+      ->check(posreal)
       ->capture_default_str();
 
   SampleArgs s;

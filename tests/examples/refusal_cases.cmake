@@ -101,6 +101,10 @@ tapegrad_refuses(resume_with_other_data PROGRAM tiny_lm ARGS train --data ${smok
   FIXTURE tiny_lm_checkpoint UNCHANGED ${ckpt} EXPECT "--resume: '.*' was trained on other data than --data '.*other_words.txt'")
 tapegrad_refuses(resume_with_another_model PROGRAM tiny_lm ARGS train --data ${smoke}/words.txt --d-model 32 ${lm_shape} --resume --out ${smoke}/tiny_lm
   FIXTURE tiny_lm_checkpoint UNCHANGED ${ckpt} EXPECT "--resume: '.*' holds the model .*d_model.:16.*but the flags describe .*d_model.:32")
+tapegrad_refuses(resume_in_another_dtype PROGRAM tiny_lm ARGS train ${lm_args} --dtype bf16 --resume --out ${smoke}/tiny_lm
+  FIXTURE tiny_lm_checkpoint UNCHANGED ${ckpt} EXPECT "--resume: '.*' was trained with --dtype f32, but this run has --dtype bf16")
+tapegrad_refuses(dtype_unknown PROGRAM tiny_lm ARGS train --dtype fp8 EXPECT "--dtype: fp8 not in")
+tapegrad_refuses(init_scale_zero PROGRAM tiny_lm ARGS train --init-scale 0 EXPECT "--init-scale: value 0 is not a finite number > 0")
 
 # ---- spoiled checkpoints (tests/examples/bad_checkpoints.cpp), for resume and sample
 set(bad ${smoke}/bad_checkpoints)
