@@ -76,8 +76,8 @@ class GradScaler {
  private:
   enum class Stage { kReady, kUnscaled, kStepped };
   GradScalerOptions options_;
-  float scale_;  // a float32, as PyTorch keeps it
-  int64_t growth_tracker_ = 0;
+  float scale_;                // a float32, as PyTorch keeps it
+  int64_t growth_tracker_{0};  // good steps in a row since the scale last changed
   bool found_inf_ = false;
   Stage stage_ = Stage::kReady;
 };

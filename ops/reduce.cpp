@@ -72,10 +72,10 @@ void sum_rows(const F* x, F* out, int64_t rows, int64_t n) {
   }
 }
 
-/// n when x's groups (reduced where `keep` is 1) are its last dims and x is float32/float64:
-/// x is then (rows, n), every group a contiguous run; 0 otherwise.
+/// n when x's groups (reduced where `keep` is 1) are its last dims and x is floating: x is
+/// then (rows, n), every group a contiguous run; 0 otherwise.
 int64_t run_length(const Tensor& x, const Shape& keep) {
-  if (x.dtype() != kFloat32 && x.dtype() != kFloat64) return 0;
+  if (!is_floating_point(x.dtype())) return 0;
   size_t p = x.dim();  // the first of the trailing dims that keep has as 1
   while (p > 0 && keep[p - 1] == 1) --p;
   int64_t n = 1;
@@ -87,18 +87,20 @@ int64_t run_length(const Tensor& x, const Shape& keep) {
 }
 
 /// finish(sum of each run) of x (rows of n), shape `keep`. A strided x is copied first: the
-/// order of a sum must not depend on x's layout.
+/// order of a sum must not depend on x's layout. float16/bfloat16 are widened to float32 on
+/// the way in and the result rounded once (ops/compute.h).
 template <class Finish>
 Tensor sum_runs(const Tensor& x, const Shape& keep, int64_t n, Finish finish) {
-  const Tensor xc = x.contiguous();
-  Tensor out = empty(keep, x.dtype());
-  detail::visit_compute(x.dtype(), [&]<class F>() {
+  const DType ct = compute_type(x.dtype());
+  const Tensor xc = x.dtype() == ct ? x.contiguous() : detail::as_compute(x, ct);
+  Tensor out = empty(keep, ct);
+  detail::visit_compute(ct, [&]<class F>() {
     F* po = out.data<F>();
     const int64_t rows = out.numel();
     kernels::sum_rows.get<F>()(xc.data<F>(), po, rows, n);
     for (int64_t r = 0; r < rows; ++r) po[r] = finish(po[r]);
   });
-  return out;
+  return detail::round_to(out, x.dtype());
 }
 
 /// The fold and finish steps of sum: add each element; use the total as it is.

@@ -96,6 +96,6 @@ std::string dot_figure(const std::string& to_dot_text);
 std::vector<Figure> tensor_figures();    // chapters 1 to 3: tensors, autograd, gradcheck
 std::vector<Figure> op_figures();        // chapters 4 to 12: one op each
 std::vector<Figure> training_figures();  // chapters 13 to 17: modules to the tiny LM
-std::vector<Figure> cost_figures();      // chapters 18 and 19: a step's cost, the bug zoo
+std::vector<Figure> cost_figures();      // chapters 18 to 20: a step's cost, the bug zoo, formats
 
 }  // namespace tg::figures

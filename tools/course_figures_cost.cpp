@@ -1,6 +1,8 @@
-// tools/course_figures_cost.cpp — the figures of chapters 18 and 19: what one step of the
-// tiny LM saves for backward, op by op, from its tape; and the bug zoo's repeated ids, the
-// broken scatter against the repaired one, from the zoo's own kernels.
+// tools/course_figures_cost.cpp — the figures of chapters 18 to 20: what one step of the
+// tiny LM saves for backward, op by op, from its tape; the bug zoo's repeated ids, the
+// broken scatter against the repaired one, from the zoo's own kernels; and the bits of one
+// number in float32, float16 and bfloat16, from core/half.h's conversions.
+#include <bit>
 #include <map>
 
 #include "core/core.h"
@@ -109,8 +111,49 @@ Figure repeated_ids() {
   return {"19-repeated-ids.svg", svg.str()};
 }
 
+/// Chapter 20: 0.1 rounded to float32, float16 and bfloat16, one box per bit, each field in
+/// its colour; bfloat16 drawn under the first 16 bits of float32, whose top half it is.
+Figure float_formats() {
+  const double x = 0.1;
+  struct Row {
+    const char* name;
+    uint32_t bits;
+    int e, m;  // exponent and mantissa bits
+    float stored;
+  };
+  const float f = static_cast<float>(x);
+  const Half h(x);
+  const BFloat16 b(x);
+  const std::vector<Row> rows = {{"float32", std::bit_cast<uint32_t>(f), 8, 23, f},
+                                 {"float16", h.bits, 5, 10, static_cast<float>(h)},
+                                 {"bfloat16", b.bits, 8, 7, static_cast<float>(b)}};
+  const double left = 100, cw = 20, ch = 26, top = 56, gap = 70;
+  Svg svg(left + 32 * cw + 30, top + gap * 3);
+  svg.text(20, 28, "0.1 in three formats: sign | exponent | mantissa", kCode);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Row& row = rows[r];
+    const int n = 1 + row.e + row.m;
+    const double y = top + gap * static_cast<double>(r);
+    svg.text(left - 10, y + 18, row.name, {.size = 12, .anchor = "end", .mono = true});
+    for (int i = 0; i < n; ++i) {
+      const bool one = ((row.bits >> (n - 1 - i)) & 1U) != 0;
+      const char* fill = i == 0 ? "#f6c6c6" : i <= row.e ? "#c9d8f2" : "#cfeccf";
+      const double cx = left + cw * static_cast<double>(i);
+      svg.rect(cx, y, cw, ch, fill, "#555", 0.8);
+      svg.text(cx + cw / 2, y + 18, one ? "1" : "0", {.size = 12, .mono = true});
+    }
+    const auto bias = static_cast<int>((1U << (row.e - 1)) - 1);
+    const auto exponent = static_cast<int>((row.bits >> row.m) & ((1U << row.e) - 1));
+    svg.text(left, y + ch + 18,
+             fmt::format("1 + {} + {} bits: exponent {} - {} = {}, stores {:.9g}", row.e, row.m,
+                         exponent, bias, exponent - bias, row.stored),
+             kNote);
+  }
+  return {"20-float-formats.svg", svg.str()};
+}
+
 }  // namespace
 
-std::vector<Figure> cost_figures() { return {saved_bytes(), repeated_ids()}; }
+std::vector<Figure> cost_figures() { return {saved_bytes(), repeated_ids(), float_formats()}; }
 
 }  // namespace tg::figures

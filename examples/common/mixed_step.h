@@ -42,10 +42,11 @@ StepResult mixed_step(Model& model, nn::Optimizer& opt, const Tensor& x, const T
   opt.zero_grad();
   scaler.scale(loss).backward();  // gradients of S * loss (S = 1 without scaling)
   scaler.unscale_(opt);           // the true gradients, before they are measured
-  const double norm = clip > 0 ? nn::clip_grad_norm(params, clip) : nn::global_grad_norm(params);
+  const double true_norm = clip > 0 ? nn::clip_grad_norm(params, clip)  // unscaled, clipped
+                                    : nn::global_grad_norm(params);     // unscaled, measured
   scaler.step(opt);  // skipped when a gradient is inf or NaN
   scaler.update();
-  return {static_cast<double>(loss.item<float>()), norm};
+  return {static_cast<double>(loss.item<float>()), true_norm};
   // exercise mixed_precision.step: end
 }
 
