@@ -21,6 +21,7 @@
 #include <functional>
 #include <span>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -354,7 +355,13 @@ struct Function {
             }(),
             ...);
         const DType target = detail::autocast_target(Op::kAutocast, dtypes);
-        return record_at(where, detail::autocast_arg(std::forward<Args>(args), target, where)...);
+        // A braced list casts the arguments left to right (function arguments would be cast
+        // in an order each compiler picks, and the casts' order on the tape with them).
+        std::tuple<decltype(detail::autocast_arg(std::forward<Args>(args), target, where))...> cast{
+            detail::autocast_arg(std::forward<Args>(args), target, where)...};
+        return std::apply(
+            [&](auto&&... a) { return record_at(where, std::forward<decltype(a)>(a)...); },
+            std::move(cast));
       }
     }
     return record_at(where, std::forward<Args>(args)...);

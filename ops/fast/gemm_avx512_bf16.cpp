@@ -23,6 +23,8 @@
 #if defined(__x86_64__) && defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #include <immintrin.h>
 
+#include <bit>
+
 namespace tg::detail {
 namespace {
 
@@ -31,8 +33,12 @@ struct Bf16Pairs {
   using P = uint32_t;  // one packed word: (X(p, j), X(p + 1, j))
   using V = __m512;
   static V zero() { return _mm512_setzero_ps(); }
-  static __m512bh load(const P* p) { return (__m512bh)_mm512_load_si512(p); }
-  static __m512bh broadcast(P x) { return (__m512bh)_mm512_set1_epi32(static_cast<int>(x)); }
+  // std::bit_cast, not a C cast: clang reads (__m512bh)v as a conversion of the values
+  // (each 64-bit lane converted to bfloat16: zeros here), GCC as a reinterpretation.
+  static __m512bh load(const P* p) { return std::bit_cast<__m512bh>(_mm512_load_si512(p)); }
+  static __m512bh broadcast(P x) {
+    return std::bit_cast<__m512bh>(_mm512_set1_epi32(static_cast<int>(x)));
+  }
   static V fma(__m512bh a, __m512bh b, V acc) { return _mm512_dpbf16_ps(acc, a, b); }
   // the epilogue, on floats
   static V loadu(const T* p) { return _mm512_loadu_ps(p); }
