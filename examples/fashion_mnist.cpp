@@ -114,12 +114,7 @@ int run(const Args& a) {
              "fashion_mnist: --resume: '{}' was trained on {}, this run has {}: resume with the "
              "same --batch and --train-limit",
              ckpt, it->second, batching);
-    const auto saved_dtype = meta.metadata.find("dtype");  // absent: written before --dtype
-    const std::string was = saved_dtype == meta.metadata.end() ? "f32" : saved_dtype->second;
-    TG_CHECK(was == a.dtype, ValueError,
-             "fashion_mnist: --resume: '{}' was trained with --dtype {}, but this run has "
-             "--dtype {}",
-             ckpt, was, a.dtype);
+    tg::examples::check_resume_dtype("fashion_mnist", ckpt, meta.metadata, a.dtype);
     step = nn::load_checkpoint(ckpt, model, &opt, {{"data", &data_gen}}, dtype ? &scaler : nullptr)
                .step;
   }

@@ -208,7 +208,7 @@ int train(const TrainArgs& a) {
                                .d_ff = a.d_ff,
                                .rope = a.rope};
   const std::optional<tg::DType> dtype = tg::examples::autocast_dtype_from_flag("tiny_lm", a.dtype);
-  nn::GradScaler scaler({.init_scale = a.init_scale, .enabled = dtype == tg::kFloat16});
+  nn::GradScaler scaler = tg::examples::scaler_for(dtype, a.init_scale);  // float16 only
   tg::Generator init_gen(a.seed), data_gen(a.seed + 1);
   nn::TransformerLM model(config, init_gen);
   nn::AdamW opt(model.parameters(), {.lr = a.lr, .weight_decay = a.weight_decay});
@@ -239,11 +239,7 @@ int train(const TrainArgs& a) {
     TG_CHECK(meta.metadata.at("config") == config.to_json(), ValueError,
              "tiny_lm: --resume: '{}' holds the model {}, but the flags describe {}", ckpt,
              meta.metadata.at("config"), config.to_json());
-    const auto saved_dtype = meta.metadata.find("dtype");  // absent: written before --dtype
-    const std::string was = saved_dtype == meta.metadata.end() ? "f32" : saved_dtype->second;
-    TG_CHECK(was == a.dtype, ValueError,
-             "tiny_lm: --resume: '{}' was trained with --dtype {}, but this run has --dtype {}",
-             ckpt, was, a.dtype);
+    tg::examples::check_resume_dtype("tiny_lm", ckpt, meta.metadata, a.dtype);
     step = nn::load_checkpoint(ckpt, model, &opt, {{"data", &data_gen}}, dtype ? &scaler : nullptr)
                .step;
   }

@@ -13,4 +13,14 @@ std::optional<DType> autocast_dtype_from_flag(const std::string& program, const 
   return std::nullopt;
 }
 
+void check_resume_dtype(const std::string& program, const std::string& checkpoint,
+                        const std::map<std::string, std::string>& metadata,
+                        const std::string& flag) {
+  const auto saved = metadata.find("dtype");
+  const std::string was = saved == metadata.end() ? "f32" : saved->second;
+  TG_CHECK(was == flag, ValueError,
+           "{}: --resume: '{}' was trained with --dtype {}, but this run has --dtype {}", program,
+           checkpoint, was, flag);
+}
+
 }  // namespace tg::examples

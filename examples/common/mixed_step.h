@@ -4,6 +4,7 @@
 // Course: docs/course/20-mixed-precision.md.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,10 +19,16 @@ namespace tg::examples {
 std::optional<DType> autocast_dtype_from_flag(const std::string& program, const std::string& flag);
 
 /// The scaler a run in `dtype` needs: enabled for float16 only (bfloat16 has float32's
-/// range, so its gradients need no lifting).
-inline nn::GradScaler scaler_for(std::optional<DType> dtype) {
-  return nn::GradScaler({.enabled = dtype == kFloat16});
+/// range, so its gradients need no lifting), starting at `init_scale`.
+inline nn::GradScaler scaler_for(std::optional<DType> dtype, double init_scale = 65536.0) {
+  return nn::GradScaler({.init_scale = init_scale, .enabled = dtype == kFloat16});
 }
+
+/// For --resume: ValueError naming `program` unless the checkpoint's "dtype" metadata (absent
+/// in checkpoints written before --dtype existed: f32) is this run's --dtype `flag`.
+void check_resume_dtype(const std::string& program, const std::string& checkpoint,
+                        const std::map<std::string, std::string>& metadata,
+                        const std::string& flag);
 
 /// One step as train_step takes it, with the forward and the loss under AutocastGuard(dtype)
 /// (the parameters stay float32: master weights) and the backward of the scaled loss. The
