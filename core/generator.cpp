@@ -1,8 +1,9 @@
 // core/generator.cpp — Philox4x32-10 and the distributions built on it.
 //
-// This file is compiled with -ffp-contract=off (see core/CMakeLists.txt): otherwise the
-// compiler may fuse a*b+c into one FMA instruction on CPUs that have it and not on others,
-// and the normals would differ in the last bit between machines.
+// Like all of tapegrad but the fast kernels, this file is compiled with -ffp-contract=off (see
+// tapegrad_target_defaults in CMakeLists.txt): otherwise the compiler may fuse a*b+c into one
+// FMA instruction on CPUs that have it and not on others, and the normals would differ in the
+// last bit between machines.
 #include "core/generator.h"
 
 #include <bit>
