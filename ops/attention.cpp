@@ -341,15 +341,22 @@ struct Attention : Function<Attention> {
     check_args(q, k, v, mask, causal, scale);
     const AttentionDims n = dims_of(q, k, v);
     const DType ct = detail::compute_type(q.dtype());
-    const Tensor qr = kernel_input(q, ct), kr = kernel_input(k, ct), vr = kernel_input(v, ct);
     const Tensor maskr = float_mask(mask, ct);
     Tensor out = empty_heads_like(q, n.Tq, n.Dv, ct);
     Tensor lse = empty({n.B, n.H, n.Tq}, ct);
-    detail::visit_compute(ct, [&]<class F>() {
-      kernels::attention_forward.get<F>()(rows_of<const F>(qr), rows_of<const F>(kr),
-                                          rows_of<const F>(vr), rows_of<F>(out), lse.data<F>(), n,
-                                          static_cast<F>(scale), mask_view<F>(maskr, causal));
-    });
+    if (auto* bf16 = kernels::attention_forward_bf16.get(); bf16 && q.dtype() == kBFloat16) {
+      // The fast path's bfloat16 kernel reads q, k and v as they are (see ops/attention.h).
+      bf16(rows_of<const BFloat16>(readable(q)), rows_of<const BFloat16>(readable(k)),
+           rows_of<const BFloat16>(readable(v)), rows_of<float>(out), lse.data<float>(), n,
+           static_cast<float>(scale), mask_view<float>(maskr, causal));
+    } else {
+      const Tensor qr = kernel_input(q, ct), kr = kernel_input(k, ct), vr = kernel_input(v, ct);
+      detail::visit_compute(ct, [&]<class F>() {
+        kernels::attention_forward.get<F>()(rows_of<const F>(qr), rows_of<const F>(kr),
+                                            rows_of<const F>(vr), rows_of<F>(out), lse.data<F>(),
+                                            n, static_cast<F>(scale), mask_view<F>(maskr, causal));
+      });
+    }
     if (ct != q.dtype()) out = empty_heads_like(q, n.Tq, n.Dv).copy_(out);  // rounded once
     // L (one number per row, float32 for the half types) instead of P (Tk numbers per row);
     // out is the returned tensor.
@@ -375,17 +382,27 @@ struct Attention : Function<Attention> {
         ctx.grad_buffer(2, v.shape(), ct, [&] { return empty_heads_like(v, n.Tk, n.Dv, ct); });
     // dS has the full (B, H, Tq, Tk) shape; it is only built when the mask needs a gradient.
     Tensor ds = ctx.needs_input_grad(3) ? empty({n.B, n.H, n.Tq, n.Tk}, ct) : Tensor();
-    const Tensor qr = kernel_input(q, ct), kr = kernel_input(k, ct), vr = kernel_input(v, ct);
-    const Tensor outr = kernel_input(out, ct), gr = kernel_input(g[0], ct);
     const Tensor maskr = float_mask(mask, ct);
-    detail::visit_compute(ct, [&]<class F>() {
-      kernels::attention_backward.get<F>()(
-          rows_of<const F>(gr), rows_of<const F>(qr), rows_of<const F>(kr), rows_of<const F>(vr),
-          rows_of<const F>(outr), lse.data<F>(), rows_of<F>(dq.tensor, dq.add),
-          rows_of<F>(dk.tensor, dk.add), rows_of<F>(dv.tensor, dv.add),
-          ds.defined() ? ds.data<F>() : nullptr, n, static_cast<F>(ctx.state.scale),
-          mask_view<F>(maskr, ctx.state.causal));
-    });
+    if (auto* bf16 = kernels::attention_backward_bf16.get();
+        bf16 && q.dtype() == kBFloat16 && g[0].dtype() == kBFloat16) {
+      bf16(rows_of<const BFloat16>(readable(g[0])), rows_of<const BFloat16>(readable(q)),
+           rows_of<const BFloat16>(readable(k)), rows_of<const BFloat16>(readable(v)),
+           rows_of<const BFloat16>(readable(out)), lse.data<float>(),
+           rows_of<float>(dq.tensor, dq.add), rows_of<float>(dk.tensor, dk.add),
+           rows_of<float>(dv.tensor, dv.add), ds.defined() ? ds.data<float>() : nullptr, n,
+           static_cast<float>(ctx.state.scale), mask_view<float>(maskr, ctx.state.causal));
+    } else {
+      const Tensor qr = kernel_input(q, ct), kr = kernel_input(k, ct), vr = kernel_input(v, ct);
+      const Tensor outr = kernel_input(out, ct), gr = kernel_input(g[0], ct);
+      detail::visit_compute(ct, [&]<class F>() {
+        kernels::attention_backward.get<F>()(
+            rows_of<const F>(gr), rows_of<const F>(qr), rows_of<const F>(kr),
+            rows_of<const F>(vr), rows_of<const F>(outr), lse.data<F>(),
+            rows_of<F>(dq.tensor, dq.add), rows_of<F>(dk.tensor, dk.add),
+            rows_of<F>(dv.tensor, dv.add), ds.defined() ? ds.data<F>() : nullptr, n,
+            static_cast<F>(ctx.state.scale), mask_view<F>(maskr, ctx.state.causal));
+      });
+    }
     // The mask was read broadcast: each of its elements served every copy, so its gradient
     // sums dS over the broadcast dims.
     const DType dt = q.dtype();
@@ -396,6 +413,8 @@ struct Attention : Function<Attention> {
 
 }  // namespace
 
+constinit kernels::Kernel<kernels::AttentionForwardBF16> kernels::attention_forward_bf16{nullptr};
+constinit kernels::Kernel<kernels::AttentionBackwardBF16> kernels::attention_backward_bf16{nullptr};
 constinit kernels::KernelPair<kernels::AttentionForward, float, double> kernels::attention_forward{
     tg::attention_forward<float>, tg::attention_forward<double>};
 constinit kernels::KernelPair<kernels::AttentionBackward, float, double>

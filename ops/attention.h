@@ -93,4 +93,22 @@ using AttentionBackward = void(HeadRows<const F> dout, HeadRows<const F> q, Head
 extern KernelPair<AttentionForward, float, double> attention_forward;
 extern KernelPair<AttentionBackward, float, double> attention_backward;
 
+/// bfloat16 q, k, v (and dout, out): the products on bfloat16 operands with float32 sums,
+/// softmax and dS in float32, P and dS rounded to bfloat16 for the products that take them
+/// (as FlashAttention does). out, lse, dq, dk and dv are float32, and the op rounds them
+/// once. There is no reference version (get() is null on the reference path): the reference
+/// story of a bfloat16 attention is the float one above, on inputs widened to float32.
+using AttentionForwardBF16 = void(HeadRows<const BFloat16> q, HeadRows<const BFloat16> k,
+                                  HeadRows<const BFloat16> v, HeadRows<float> out, float* lse,
+                                  const AttentionDims& n, float scale,
+                                  const AttentionMask<float>& mask);
+using AttentionBackwardBF16 = void(HeadRows<const BFloat16> dout, HeadRows<const BFloat16> q,
+                                   HeadRows<const BFloat16> k, HeadRows<const BFloat16> v,
+                                   HeadRows<const BFloat16> out, const float* lse,
+                                   HeadRows<float> dq, HeadRows<float> dk, HeadRows<float> dv,
+                                   float* dmask, const AttentionDims& n, float scale,
+                                   const AttentionMask<float>& mask);
+extern Kernel<AttentionForwardBF16> attention_forward_bf16;
+extern Kernel<AttentionBackwardBF16> attention_backward_bf16;
+
 }  // namespace tg::kernels

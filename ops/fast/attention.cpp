@@ -19,9 +19,16 @@
 //
 // (b, h) slices are independent, so threads split them; each slice runs on one thread in a
 // fixed order, so the result does not depend on the thread count.
+//
+// bfloat16 (In = BFloat16, F = float): the same steps, with q, k, v, dO and O read as they
+// are by the bfloat16 GEMM (exact products, float sums). S, P, dP and dS stay float; P and
+// dS are rounded to bfloat16 (`operand`) just before the products that take them, as
+// FlashAttention does. That rounding, relative 2^-9 per element, is the one error this path
+// adds to the widening one.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "core/parallel.h"
@@ -96,13 +103,25 @@ void mask_row(F* s, int64_t len, const AttentionMask<F>& m, int64_t b, int64_t h
   }
 }
 
+/// The first `count` numbers of x as a GEMM operand of type In: x itself, or rounded into
+/// `scratch` (float -> bfloat16).
+template <class In, class F>
+const In* operand(const F* x, In* scratch, int64_t count) {
+  if constexpr (std::is_same_v<In, F>) {
+    return x;
+  } else {
+    detail::narrow(x, scratch, count);
+    return scratch;
+  }
+}
+
 /// One (b, h) slice forward: out and lse as the reference, through the GEMM. `s` is scratch
-/// for kBlockRows x Tk scores.
-template <class F>
-void forward_slice(HeadRows<const F> q, HeadRows<const F> k, HeadRows<const F> v, HeadRows<F> out,
-                   F* lse_all, F* s, const AttentionDims& n, F scale, const AttentionMask<F>& mask,
-                   int64_t b, int64_t h) {
-  const F *q0 = q.row(b, h, 0), *k0 = k.row(b, h, 0), *v0 = v.row(b, h, 0);
+/// for kBlockRows x Tk scores (and `pb` for P as a bfloat16 operand).
+template <class F, class In>
+void forward_slice(HeadRows<const In> q, HeadRows<const In> k, HeadRows<const In> v,
+                   HeadRows<F> out, F* lse_all, F* s, In* pb, const AttentionDims& n, F scale,
+                   const AttentionMask<F>& mask, int64_t b, int64_t h) {
+  const In *q0 = q.row(b, h, 0), *k0 = k.row(b, h, 0), *v0 = v.row(b, h, 0);
   F* o0 = out.row(b, h, 0);
   F* lse = lse_all + (b * n.H + h) * n.Tq;
   for (int64_t i0 = 0; i0 < n.Tq; i0 += kBlockRows) {
@@ -125,7 +144,8 @@ void forward_slice(HeadRows<const F> q, HeadRows<const F> k, HeadRows<const F> v
       lse[i] = max + std::log(sum);
     }
     // O = P V (when keys == 0 the GEMM writes zeros)
-    gemm(false, false, rows, n.Dv, keys, F(1), s, keys, v0, v.st, F(0), o0 + i0 * out.st, out.st);
+    gemm(false, false, rows, n.Dv, keys, F(1), operand(s, pb, rows * keys), keys, v0, v.st, F(0),
+         o0 + i0 * out.st, out.st);
   }
 }
 
@@ -138,15 +158,16 @@ void zero_slice(HeadRows<F> g, int64_t b, int64_t h, int64_t T, int64_t X) {
 }
 
 /// One (b, h) slice backward: dq, dk, dv, dmask as the reference, through the GEMM. `p` and
-/// `dp` are scratch for kBlockRows x Tk numbers each.
-template <class F>
-void backward_slice(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<const F> k,
-                    HeadRows<const F> v, HeadRows<const F> out, const F* lse_all, HeadRows<F> dq,
-                    HeadRows<F> dk, HeadRows<F> dv, F* dmask_all, F* p, F* dp,
-                    const AttentionDims& n, F scale, const AttentionMask<F>& mask, int64_t b,
-                    int64_t h) {
-  const F *q0 = q.row(b, h, 0), *k0 = k.row(b, h, 0), *v0 = v.row(b, h, 0);
-  const F *o0 = out.row(b, h, 0), *g0 = dout.row(b, h, 0);
+/// `dp` are scratch for kBlockRows x Tk numbers each (and `pb`, `dsb` for P and dS as
+/// bfloat16 operands).
+template <class F, class In>
+void backward_slice(HeadRows<const In> dout, HeadRows<const In> q, HeadRows<const In> k,
+                    HeadRows<const In> v, HeadRows<const In> out, const F* lse_all,
+                    HeadRows<F> dq, HeadRows<F> dk, HeadRows<F> dv, F* dmask_all, F* p, F* dp,
+                    In* pb, In* dsb, const AttentionDims& n, F scale,
+                    const AttentionMask<F>& mask, int64_t b, int64_t h) {
+  const In *q0 = q.row(b, h, 0), *k0 = k.row(b, h, 0), *v0 = v.row(b, h, 0);
+  const In *o0 = out.row(b, h, 0), *g0 = dout.row(b, h, 0);
   const int64_t bh = b * n.H + h;
   const F* lse = lse_all + bh * n.Tq;
   F* dmask = dmask_all == nullptr ? nullptr : dmask_all + bh * n.Tq * n.Tk;
@@ -155,8 +176,8 @@ void backward_slice(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<const 
   for (int64_t i0 = 0; i0 < n.Tq; i0 += kBlockRows) {
     const int64_t rows = std::min(kBlockRows, n.Tq - i0);
     const int64_t keys = key_end(n, mask.causal, i0 + rows);
-    const F* gb = g0 + i0 * dout.st;
-    const F* qb = q0 + i0 * q.st;
+    const In* gb = g0 + i0 * dout.st;
+    const In* qb = q0 + i0 * q.st;
     // P = exp(scale Q K^T + mask - L), recomputed; dP = dO V^T
     gemm(false, true, rows, keys, n.D, scale, qb, q.st, k0, k.st, F(0), p, keys);
     gemm(false, true, rows, keys, n.Dv, F(1), gb, dout.st, v0, v.st, F(0), dp, keys);
@@ -170,9 +191,10 @@ void backward_slice(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<const 
       } else {
         mask_row(pi, keys, mask, b, h, i);
         exp_shifted(pi, keys, lse[i]);
-        const F* gi = gb + r * dout.st;
-        const F* oi = o0 + i * out.st;
-        const F delta = detail::lane_sum<F>(n.Dv, [&](int64_t c) { return gi[c] * oi[c]; });
+        const In* gi = gb + r * dout.st;
+        const In* oi = o0 + i * out.st;
+        const F delta = detail::lane_sum<F>(
+            n.Dv, [&](int64_t c) { return static_cast<F>(gi[c]) * static_cast<F>(oi[c]); });
         detail::simd_for(keys, [&](int64_t j) { dsi[j] = pi[j] * (dsi[j] - delta); });
       }
       if (dmask != nullptr) {
@@ -181,14 +203,16 @@ void backward_slice(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<const 
       }
     }
     if (dv) {  // dV += P^T dO
-      gemm(true, false, keys, n.Dv, rows, F(1), p, keys, gb, dout.st, F(1), dv.row(b, h, 0), dv.st);
+      gemm(true, false, keys, n.Dv, rows, F(1), operand(p, pb, rows * keys), keys, gb, dout.st,
+           F(1), dv.row(b, h, 0), dv.st);
     }
+    const In* ds = dq || dk ? operand(dp, dsb, rows * keys) : nullptr;
     if (dq) {  // dQ = scale dS K (+ dQ, when adding into an existing .grad)
-      gemm(false, false, rows, n.D, keys, scale, dp, keys, k0, k.st, F(dq.add ? 1 : 0),
+      gemm(false, false, rows, n.D, keys, scale, ds, keys, k0, k.st, F(dq.add ? 1 : 0),
            dq.row(b, h, i0), dq.st);
     }
     if (dk) {  // dK += scale dS^T Q
-      gemm(true, false, keys, n.D, rows, scale, dp, keys, qb, q.st, F(1), dk.row(b, h, 0), dk.st);
+      gemm(true, false, keys, n.D, rows, scale, ds, keys, qb, q.st, F(1), dk.row(b, h, 0), dk.st);
     }
   }
 }
@@ -196,31 +220,39 @@ void backward_slice(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<const 
 /// Work per (b, h) slice, in core/parallel.h's units (16 multiply-adds).
 int64_t slice_work(const AttentionDims& n) { return n.Tq * n.Tk * (n.D + n.Dv) / 16; }
 
-template <class F>
-void attention_forward(HeadRows<const F> q, HeadRows<const F> k, HeadRows<const F> v,
+/// Scratch for one block of P (or dS) as a GEMM operand: none when In is F itself.
+template <class F, class In>
+size_t operand_size(const AttentionDims& n) {
+  return std::is_same_v<In, F> ? 0 : static_cast<size_t>(std::min(kBlockRows, n.Tq) * n.Tk);
+}
+
+template <class F, class In = F>
+void attention_forward(HeadRows<const In> q, HeadRows<const In> k, HeadRows<const In> v,
                        HeadRows<F> out, F* lse, const AttentionDims& n, F scale,
                        const AttentionMask<F>& mask) {
   parallel_rows(n.B * n.H, slice_work(n), [&](int64_t begin, int64_t end) {
     std::vector<F> s(static_cast<size_t>(std::min(kBlockRows, n.Tq) * n.Tk));
+    std::vector<In> pb(operand_size<F, In>(n));
     for (int64_t bh = begin; bh < end; ++bh) {
-      forward_slice(q, k, v, out, lse, s.data(), n, scale, mask, bh / n.H, bh % n.H);
+      forward_slice(q, k, v, out, lse, s.data(), pb.data(), n, scale, mask, bh / n.H, bh % n.H);
     }
   });
 }
 
 /// Threads take whole (b, h) slices, so every dk_j and dv_j sum runs on one thread in one
 /// order.
-template <class F>
-void attention_backward(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<const F> k,
-                        HeadRows<const F> v, HeadRows<const F> out, const F* lse, HeadRows<F> dq,
-                        HeadRows<F> dk, HeadRows<F> dv, F* dmask, const AttentionDims& n, F scale,
-                        const AttentionMask<F>& mask) {
+template <class F, class In = F>
+void attention_backward(HeadRows<const In> dout, HeadRows<const In> q, HeadRows<const In> k,
+                        HeadRows<const In> v, HeadRows<const In> out, const F* lse,
+                        HeadRows<F> dq, HeadRows<F> dk, HeadRows<F> dv, F* dmask,
+                        const AttentionDims& n, F scale, const AttentionMask<F>& mask) {
   parallel_rows(n.B * n.H, 2 * slice_work(n), [&](int64_t begin, int64_t end) {
     const auto block = static_cast<size_t>(std::min(kBlockRows, n.Tq) * n.Tk);
     std::vector<F> p(block), dp(block);
+    std::vector<In> pb(operand_size<F, In>(n)), dsb(operand_size<F, In>(n));
     for (int64_t bh = begin; bh < end; ++bh) {
-      backward_slice(dout, q, k, v, out, lse, dq, dk, dv, dmask, p.data(), dp.data(), n, scale,
-                     mask, bh / n.H, bh % n.H);
+      backward_slice(dout, q, k, v, out, lse, dq, dk, dv, dmask, p.data(), dp.data(), pb.data(),
+                     dsb.data(), n, scale, mask, bh / n.H, bh % n.H);
     }
   });
 }
@@ -230,6 +262,8 @@ void attention_backward(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<co
 void install_attention() {
   kernels::attention_forward.set_fast(attention_forward<float>, attention_forward<double>);
   kernels::attention_backward.set_fast(attention_backward<float>, attention_backward<double>);
+  kernels::attention_forward_bf16.set_fast(attention_forward<float, BFloat16>);
+  kernels::attention_backward_bf16.set_fast(attention_backward<float, BFloat16>);
 }
 
 }  // namespace tg::fast

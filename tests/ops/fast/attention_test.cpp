@@ -133,5 +133,104 @@ TEST(FastAttentionTest, IsBitIdenticalForOneAndTwoThreads) {
   }
 }
 
+// ---------------------------------------------------------------- bfloat16
+// The bfloat16 kernel (ops/fast/attention.cpp) against the widening reference (inputs widened
+// to float32, the float32 reference loops, each result rounded once). The products are exact
+// in both and summed in float32; what the bfloat16 kernel adds is the rounding of P (before
+// O = P V and dV = P^T dO) and of dS (before dQ = scale dS K and dK = scale dS^T Q) to
+// bfloat16, each element off by at most u = 2^-8 of itself. Elementwise, from the magnitudes
+// in float64:
+//   O:  u (P |V|), and the saved O (rounded to bfloat16 in each path) differs by
+//       dO_err = u (P |V|) + 2^-7 |O|;
+//   dS = P o (dP - delta) with delta_i = dO_i . O_i read from the saved O: its error is
+//       dS_err = u |dS| + P o delta_err, delta_err_i = |dO_i| . dO_err_i;
+//   dQ: scale (dS_err |K|);  dK: scale (dS_err^T |Q|);  dV: u (P^T |dO|);
+//   the float mask's gradient, dS summed over heads: P o delta_err, plus float32 rounding
+//       (2^-16 of its terms P (|dP| + |delta|)), both summed like it.
+// The tolerance is twice that, plus one bfloat16 unit of the result (2^-7 |r|) because the
+// two results are rounded to bfloat16 separately. Last, where the CPU has AVX512-BF16 the
+// GEMM flushes denormals (ops/fast/gemm.h): each product may lose up to 2^-126, so every
+// result also gets an absolute 2^-126 times its number of terms (at most Tq + Tk) times its
+// largest other factor (at most 64 here: |scale| <= 30 times normals).
+
+/// The magnitudes above, in float64, for one case: {out, dq, dk, dv[, dmask]}.
+std::vector<Tensor> bf16_error_scales(const std::vector<Tensor>& in, const Tensor& bool_mask,
+                                      const Tensor& gout, const FastCase& c) {
+  const double u = std::ldexp(1.0, -8);
+  const double scale = c.scale > 0 ? c.scale : 1 / std::sqrt(static_cast<double>(c.D));
+  const Tensor q = in[0].detach().to(kFloat64), k = in[1].detach().to(kFloat64);
+  const Tensor v = in[2].detach().to(kFloat64), g = gout.to(kFloat64);
+  Tensor s = mul(matmul(q, k.transpose(2, 3)), scale);
+  if (c.mask == 3) s = add(s, in[3].detach().to(kFloat64));
+  if (c.mask == 1 || c.mask == 2) {  // masked keys: score -inf, so p = 0
+    std::vector<bool> drop(static_cast<size_t>(c.Tq * c.Tk));
+    const std::vector<bool> keep =
+        c.mask == 2 ? bool_mask.to_vector<bool>() : std::vector<bool>(drop.size(), true);
+    for (int64_t i = 0; i < c.Tq; ++i) {
+      for (int64_t j = 0; j < c.Tk; ++j) {
+        const auto e = static_cast<size_t>(i * c.Tk + j);
+        drop[e] = c.mask == 1 ? j > i : !keep[e];
+      }
+    }
+    s = masked_fill(s, tensor(drop, {c.Tq, c.Tk}), -std::numeric_limits<double>::infinity());
+  }
+  const Tensor p = softmax(s, -1), o = matmul(p, v);
+  const Tensor pv = matmul(p, abs(v));
+  const Tensor dp = matmul(g, v.transpose(2, 3));
+  const Tensor delta = sum(mul(g, o), {-1}, true);
+  const Tensor ds = abs(mul(p, sub(dp, delta)));
+  const Tensor o_err = add(mul(pv, u), mul(abs(o), std::ldexp(1.0, -7)));
+  const Tensor p_delta_err = mul(p, sum(mul(abs(g), o_err), {-1}, true));
+  const Tensor ds_err = add(mul(ds, u), p_delta_err);
+  std::vector<Tensor> r = {mul(pv, u), mul(matmul(ds_err, abs(k)), scale),
+                           mul(matmul(ds_err.transpose(2, 3), abs(q)), scale),
+                           mul(matmul(p.transpose(2, 3), abs(g)), u)};
+  if (c.mask == 3) {
+    const Tensor terms =
+        mul(p, add(matmul(abs(g), abs(v).transpose(2, 3)), sum(abs(mul(g, o)), {-1}, true)));
+    r.push_back(sum(add(p_delta_err, mul(terms, std::ldexp(1.0, -16))), {1}, true));
+  }
+  return r;
+}
+
+TEST(FastAttentionTest, BFloat16MatchesTheWideningReference) {
+  Generator gen(23);
+  for (const FastCase& c : fast_cases()) {
+    Tensor bool_mask;
+    const std::vector<Tensor> in = case_inputs(c, kBFloat16, gen, &bool_mask);
+    const Tensor gout = randn({c.B, c.H, c.Tq, c.Dv}, kBFloat16, gen);
+    const auto fast = attention_results(in, bool_mask, gout, c, false);
+    const auto ref = attention_results(in, bool_mask, gout, c, true);
+    const auto scales = bf16_error_scales(in, bool_mask, gout, c);
+    ASSERT_EQ(fast.size(), scales.size());
+    for (size_t i = 0; i < fast.size(); ++i) {
+      ASSERT_EQ(fast[i].dtype(), kBFloat16);
+      const auto f = as_doubles(fast[i]), r = as_doubles(ref[i]), e = as_doubles(scales[i]);
+      ASSERT_EQ(f.size(), e.size());
+      int bad = 0;
+      for (size_t j = 0; j < f.size(); ++j) {
+        const double tol = std::ldexp(std::abs(r[j]), -7) + 2 * e[j] +
+                           std::ldexp(static_cast<double>(c.Tq + c.Tk) * 64, -126);
+        if (!(std::abs(f[j] - r[j]) <= tol) && bad++ < 3) {
+          ADD_FAILURE() << fmt::format(
+              "q ({}, {}, {}, {}) Tk {} Dv {} mask {} layout {}: result {} element {}: fast {}, "
+              "reference {}, tolerance {}",
+              c.B, c.H, c.Tq, c.D, c.Tk, c.Dv, c.mask, c.layout, i, j, f[j], r[j], tol);
+        }
+      }
+    }
+  }
+}
+
+TEST(FastAttentionTest, BFloat16FastPathReallyRuns) {
+  // The fast path has its own bfloat16 kernels (they do not widen); the reference path has
+  // none, so there a bfloat16 attention is the float32 one on widened inputs.
+  ASSERT_NE(kernels::attention_forward_bf16.fast(), nullptr);
+  ASSERT_NE(kernels::attention_backward_bf16.fast(), nullptr);
+  KernelPathGuard guard(KernelPath::kReference);
+  EXPECT_EQ(kernels::attention_forward_bf16.get(), nullptr);
+  EXPECT_EQ(kernels::attention_backward_bf16.get(), nullptr);
+}
+
 }  // namespace
 }  // namespace tg
