@@ -353,8 +353,8 @@ struct Attention : Function<Attention> {
       const Tensor qr = kernel_input(q, ct), kr = kernel_input(k, ct), vr = kernel_input(v, ct);
       detail::visit_compute(ct, [&]<class F>() {
         kernels::attention_forward.get<F>()(rows_of<const F>(qr), rows_of<const F>(kr),
-                                            rows_of<const F>(vr), rows_of<F>(out), lse.data<F>(),
-                                            n, static_cast<F>(scale), mask_view<F>(maskr, causal));
+                                            rows_of<const F>(vr), rows_of<F>(out), lse.data<F>(), n,
+                                            static_cast<F>(scale), mask_view<F>(maskr, causal));
       });
     }
     if (ct != q.dtype()) out = empty_heads_like(q, n.Tq, n.Dv).copy_(out);  // rounded once
@@ -396,11 +396,11 @@ struct Attention : Function<Attention> {
       const Tensor outr = kernel_input(out, ct), gr = kernel_input(g[0], ct);
       detail::visit_compute(ct, [&]<class F>() {
         kernels::attention_backward.get<F>()(
-            rows_of<const F>(gr), rows_of<const F>(qr), rows_of<const F>(kr),
-            rows_of<const F>(vr), rows_of<const F>(outr), lse.data<F>(),
-            rows_of<F>(dq.tensor, dq.add), rows_of<F>(dk.tensor, dk.add),
-            rows_of<F>(dv.tensor, dv.add), ds.defined() ? ds.data<F>() : nullptr, n,
-            static_cast<F>(ctx.state.scale), mask_view<F>(maskr, ctx.state.causal));
+            rows_of<const F>(gr), rows_of<const F>(qr), rows_of<const F>(kr), rows_of<const F>(vr),
+            rows_of<const F>(outr), lse.data<F>(), rows_of<F>(dq.tensor, dq.add),
+            rows_of<F>(dk.tensor, dk.add), rows_of<F>(dv.tensor, dv.add),
+            ds.defined() ? ds.data<F>() : nullptr, n, static_cast<F>(ctx.state.scale),
+            mask_view<F>(maskr, ctx.state.causal));
       });
     }
     // The mask was read broadcast: each of its elements served every copy, so its gradient

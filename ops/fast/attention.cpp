@@ -162,10 +162,10 @@ void zero_slice(HeadRows<F> g, int64_t b, int64_t h, int64_t T, int64_t X) {
 /// bfloat16 operands).
 template <class F, class In>
 void backward_slice(HeadRows<const In> dout, HeadRows<const In> q, HeadRows<const In> k,
-                    HeadRows<const In> v, HeadRows<const In> out, const F* lse_all,
-                    HeadRows<F> dq, HeadRows<F> dk, HeadRows<F> dv, F* dmask_all, F* p, F* dp,
-                    In* pb, In* dsb, const AttentionDims& n, F scale,
-                    const AttentionMask<F>& mask, int64_t b, int64_t h) {
+                    HeadRows<const In> v, HeadRows<const In> out, const F* lse_all, HeadRows<F> dq,
+                    HeadRows<F> dk, HeadRows<F> dv, F* dmask_all, F* p, F* dp, In* pb, In* dsb,
+                    const AttentionDims& n, F scale, const AttentionMask<F>& mask, int64_t b,
+                    int64_t h) {
   const In *q0 = q.row(b, h, 0), *k0 = k.row(b, h, 0), *v0 = v.row(b, h, 0);
   const In *o0 = out.row(b, h, 0), *g0 = dout.row(b, h, 0);
   const int64_t bh = b * n.H + h;
@@ -243,9 +243,9 @@ void attention_forward(HeadRows<const In> q, HeadRows<const In> k, HeadRows<cons
 /// order.
 template <class F, class In = F>
 void attention_backward(HeadRows<const In> dout, HeadRows<const In> q, HeadRows<const In> k,
-                        HeadRows<const In> v, HeadRows<const In> out, const F* lse,
-                        HeadRows<F> dq, HeadRows<F> dk, HeadRows<F> dv, F* dmask,
-                        const AttentionDims& n, F scale, const AttentionMask<F>& mask) {
+                        HeadRows<const In> v, HeadRows<const In> out, const F* lse, HeadRows<F> dq,
+                        HeadRows<F> dk, HeadRows<F> dv, F* dmask, const AttentionDims& n, F scale,
+                        const AttentionMask<F>& mask) {
   parallel_rows(n.B * n.H, 2 * slice_work(n), [&](int64_t begin, int64_t end) {
     const auto block = static_cast<size_t>(std::min(kBlockRows, n.Tq) * n.Tk);
     std::vector<F> p(block), dp(block);
