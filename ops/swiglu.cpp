@@ -78,10 +78,16 @@ struct Swiglu : Function<Swiglu> {
              "swiglu: a {} and b {} must have the same shape (swiglu does not broadcast)",
              a.shape(), b.shape());
     const DType ct = detail::compute_type(a.dtype());
-    const Tensor ac = detail::as_compute(a, ct), bc = detail::as_compute(b, ct);
     ctx.save_for_backward(a, b);
-    Tensor out = empty(a.shape(), ct);
     const int64_t n = a.numel();
+    if (auto* bf16 = kernels::swiglu_forward_bf16.get(); bf16 && a.dtype() == kBFloat16) {
+      const Tensor ac = a.contiguous(), bc = b.contiguous();
+      Tensor out = empty(a.shape(), kBFloat16);
+      bf16(ac.data<BFloat16>(), bc.data<BFloat16>(), out.data<BFloat16>(), 1, n, n);
+      return out;
+    }
+    const Tensor ac = detail::as_compute(a, ct), bc = detail::as_compute(b, ct);
+    Tensor out = empty(a.shape(), ct);
     detail::visit_compute(ct, [&]<class F>() {
       kernels::swiglu_forward.get<F>()(ac.data<F>(), bc.data<F>(), out.data<F>(), 1, n, n);
     });
@@ -91,11 +97,18 @@ struct Swiglu : Function<Swiglu> {
     const auto saved = ctx.saved_tensors();
     const Tensor &a = saved[0], &b = saved[1];
     const DType ct = detail::compute_type(a.dtype());
-    const Tensor ac = detail::as_compute(a, ct), bc = detail::as_compute(b, ct);
-    const Tensor dout = detail::as_compute(g[0], ct);
     const GradBuffer da = ctx.grad_buffer(0, a.shape(), ct);
     const GradBuffer db = ctx.grad_buffer(1, b.shape(), ct);
     const int64_t n = a.numel();
+    if (auto* bf16 = kernels::swiglu_backward_bf16.get();
+        bf16 && a.dtype() == kBFloat16 && g[0].dtype() == kBFloat16) {
+      const Tensor ac = a.contiguous(), bc = b.contiguous(), dout = g[0].contiguous();
+      bf16(ac.data<BFloat16>(), bc.data<BFloat16>(), dout.data<BFloat16>(),
+           detail::grad_out<float>(da), detail::grad_out<float>(db), 1, n, n);
+      return {detail::finish_grad(da, a.dtype()), detail::finish_grad(db, b.dtype())};
+    }
+    const Tensor ac = detail::as_compute(a, ct), bc = detail::as_compute(b, ct);
+    const Tensor dout = detail::as_compute(g[0], ct);
     detail::visit_compute(ct, [&]<class F>() {
       kernels::swiglu_backward.get<F>()(ac.data<F>(), bc.data<F>(), dout.data<F>(),
                                         detail::grad_out<F>(da), detail::grad_out<F>(db), 1, n, n);
@@ -116,13 +129,20 @@ struct SiluAndMul : Function<SiluAndMul> {
              "silu_and_mul: the last dim of x {} must be even to split into [a | b], got {}",
              x.shape(), width);
     const DType ct = detail::compute_type(x.dtype());
-    const Tensor xc = detail::as_compute(x, ct);
     ctx.save_for_backward(x);
     Shape out_shape = x.shape();
     out_shape[out_shape.size() - 1] = width / 2;
-    Tensor out = empty(out_shape, ct);
     const int64_t h = width / 2;
-    const int64_t rows = h == 0 ? 0 : out.numel() / h;
+    const int64_t rows = h == 0 ? 0 : x.numel() / width;
+    if (auto* bf16 = kernels::swiglu_forward_bf16.get(); bf16 && x.dtype() == kBFloat16) {
+      const Tensor xc = x.contiguous();
+      Tensor out = empty(out_shape, kBFloat16);
+      const BFloat16* p = xc.data<BFloat16>();
+      if (rows > 0) bf16(p, p + h, out.data<BFloat16>(), rows, h, 2 * h);
+      return out;
+    }
+    const Tensor xc = detail::as_compute(x, ct);
+    Tensor out = empty(out_shape, ct);
     if (rows > 0) {  // (no pointer arithmetic on null)
       detail::visit_compute(ct, [&]<class F>() {
         const F* p = xc.data<F>();
@@ -134,10 +154,21 @@ struct SiluAndMul : Function<SiluAndMul> {
   static std::vector<Tensor> backward(Context<>& ctx, const std::vector<Tensor>& g) {
     const Tensor x = ctx.saved_tensors()[0];
     const DType ct = detail::compute_type(x.dtype());
-    const Tensor xc = detail::as_compute(x, ct), dout = detail::as_compute(g[0], ct);
     const GradBuffer dx = ctx.grad_buffer(0, x.shape(), ct);
     const int64_t h = x.size(-1) / 2;
-    const int64_t rows = h == 0 ? 0 : dout.numel() / h;
+    const int64_t rows = h == 0 ? 0 : g[0].numel() / h;
+    if (auto* bf16 = kernels::swiglu_backward_bf16.get();
+        bf16 && x.dtype() == kBFloat16 && g[0].dtype() == kBFloat16) {
+      if (rows > 0) {
+        const Tensor xc = x.contiguous(), dout = g[0].contiguous();
+        const BFloat16* p = xc.data<BFloat16>();
+        const GradOut<float> da = detail::grad_out<float>(dx);
+        const GradOut<float> db = da ? GradOut<float>{da.data + h, da.add} : GradOut<float>{};
+        bf16(p, p + h, dout.data<BFloat16>(), da, db, rows, h, 2 * h);
+      }
+      return {detail::finish_grad(dx, x.dtype())};
+    }
+    const Tensor xc = detail::as_compute(x, ct), dout = detail::as_compute(g[0], ct);
     if (rows > 0) {
       detail::visit_compute(ct, [&]<class F>() {
         const F* p = xc.data<F>();
@@ -152,6 +183,8 @@ struct SiluAndMul : Function<SiluAndMul> {
 
 }  // namespace
 
+constinit kernels::Kernel<kernels::SwigluForwardBF16> kernels::swiglu_forward_bf16{nullptr};
+constinit kernels::Kernel<kernels::SwigluBackwardBF16> kernels::swiglu_backward_bf16{nullptr};
 constinit kernels::KernelPair<kernels::SwigluForward, float, double> kernels::swiglu_forward{
     tg::swiglu_forward<float>, tg::swiglu_forward<double>};
 constinit kernels::KernelPair<kernels::SwigluBackward, float, double> kernels::swiglu_backward{

@@ -40,4 +40,16 @@ using SwigluBackward = void(const F* a, const F* b, const F* dout, GradOut<F> da
 extern KernelPair<SwigluForward, float, double> swiglu_forward;
 extern KernelPair<SwigluBackward, float, double> swiglu_backward;
 
+/// bfloat16 a, b and dout, read as they are and widened a few hundred elements at a time
+/// (no widened copy of a whole tensor): out is rounded to bfloat16 once, da and db come out
+/// float32 (the op rounds them once). There is no reference version (get() is null on the
+/// reference path): the reference story is the float one above, on inputs widened to float32.
+using SwigluForwardBF16 = void(const BFloat16* a, const BFloat16* b, BFloat16* out, int64_t rows,
+                               int64_t h, int64_t stride);
+using SwigluBackwardBF16 = void(const BFloat16* a, const BFloat16* b, const BFloat16* dout,
+                                GradOut<float> da, GradOut<float> db, int64_t rows, int64_t h,
+                                int64_t stride);
+extern Kernel<SwigluForwardBF16> swiglu_forward_bf16;
+extern Kernel<SwigluBackwardBF16> swiglu_backward_bf16;
+
 }  // namespace tg::kernels

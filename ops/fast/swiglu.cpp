@@ -81,11 +81,53 @@ void swiglu_backward(const F* a, const F* b, const F* dout, GradOut<F> da, GradO
   });
 }
 
+// bfloat16: each span is widened, computed and narrowed kChunk elements at a time, through
+// float buffers on the stack that stay in L1, instead of widened copies of whole tensors
+// (three more passes over memory, and allocations). The float code is the one above.
+constexpr int64_t kChunk = 512;
+
+void swiglu_forward_bf16(const BFloat16* a, const BFloat16* b, BFloat16* out, int64_t rows,
+                         int64_t h, int64_t stride) {
+  for_pieces(rows, h, stride, 3, [&](int64_t o, int64_t oo, int64_t n) {
+    float af[kChunk], bf[kChunk], of[kChunk];
+    for (int64_t c = 0; c < n; c += kChunk) {
+      const int64_t len = std::min(kChunk, n - c);
+      detail::widen(a + o + c, af, len);
+      detail::widen(b + o + c, bf, len);
+      forward_span(af, bf, of, len);
+      detail::narrow(of, out + oo + c, len);
+    }
+  });
+}
+
+void swiglu_backward_bf16(const BFloat16* a, const BFloat16* b, const BFloat16* dout,
+                          GradOut<float> da, GradOut<float> db, int64_t rows, int64_t h,
+                          int64_t stride) {
+  auto at = [](const GradOut<float>& g, int64_t o) { return g ? g.data + o : nullptr; };
+  for_pieces(rows, h, stride, 5, [&](int64_t o, int64_t oo, int64_t n) {
+    float af[kChunk], bf[kChunk], gf[kChunk];
+    for (int64_t c = 0; c < n; c += kChunk) {
+      const int64_t len = std::min(kChunk, n - c);
+      detail::widen(a + o + c, af, len);
+      detail::widen(b + o + c, bf, len);
+      detail::widen(dout + oo + c, gf, len);
+      float *pa = at(da, o + c), *pb = at(db, o + c);
+      const bool add_a = da && da.add, add_b = db && db.add;
+      if (add_a && add_b) backward_span<float, true, true>(af, bf, gf, pa, pb, len);
+      else if (add_a) backward_span<float, true, false>(af, bf, gf, pa, pb, len);
+      else if (add_b) backward_span<float, false, true>(af, bf, gf, pa, pb, len);
+      else backward_span<float, false, false>(af, bf, gf, pa, pb, len);
+    }
+  });
+}
+
 }  // namespace
 
 void install_swiglu() {
   kernels::swiglu_forward.set_fast(swiglu_forward<float>, swiglu_forward<double>);
   kernels::swiglu_backward.set_fast(swiglu_backward<float>, swiglu_backward<double>);
+  kernels::swiglu_forward_bf16.set_fast(swiglu_forward_bf16);
+  kernels::swiglu_backward_bf16.set_fast(swiglu_backward_bf16);
 }
 
 }  // namespace tg::fast

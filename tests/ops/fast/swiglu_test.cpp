@@ -23,6 +23,9 @@ std::vector<Tensor> grads(const Tensor& y, const std::vector<Tensor>& inputs, co
 // product of a few rounded factors, so it may differ by a few ulp relative to the size of its
 // terms: `scale` below, per element, with 32 ulp of margin. Results below 1e-33 (float) or
 // 1e-300 (double) are compared absolutely: there e^a is subnormal and has few bits left.
+// bfloat16 runs its own kernels on the fast path (widening a chunk at a time): both paths
+// compute in float32 and round once, so they differ by that, plus one bfloat16 unit
+// (2^-7 |r|) where the two float32 results round to neighbouring bfloat16 numbers.
 struct SwigluScales {
   std::vector<double> out, da, db;
 };
@@ -40,12 +43,13 @@ SwigluScales swiglu_scales(const Tensor& a, const Tensor& b, const Tensor& dout)
 
 void expect_within(const Tensor& fast, const Tensor& ref, const std::vector<double>& scale,
                    const std::string& what) {
-  const bool f32 = fast.dtype() == tg::kFloat32;
-  const double ulp = f32 ? 0x1p-23 : 0x1p-52, floor = f32 ? 1e-33 : 1e-300;
+  const bool f64 = fast.dtype() == tg::kFloat64, bf16 = fast.dtype() == tg::kBFloat16;
+  const double ulp = f64 ? 0x1p-52 : 0x1p-23, floor = f64 ? 1e-300 : 1e-33;
   const std::vector<double> f = values(fast), r = values(ref);
   ASSERT_EQ(f.size(), r.size()) << what;
   for (size_t i = 0; i < f.size(); ++i) {
-    EXPECT_NEAR(f[i], r[i], 32 * ulp * scale[i] + floor) << what << ", element " << i;
+    const double rounding = bf16 ? std::ldexp(std::abs(r[i]), -7) : 0;
+    EXPECT_NEAR(f[i], r[i], 32 * ulp * scale[i] + floor + rounding) << what << ", element " << i;
   }
 }
 
@@ -60,9 +64,10 @@ Tensor awkward_values(const tg::Shape& shape, tg::DType dt, tg::Generator& gen) 
 
 TEST(FastSwigluTest, MatchTheReference) {
   tg::Generator gen(18);
-  for (tg::DType dt : {tg::kFloat32, tg::kFloat64}) {
+  for (tg::DType dt : {tg::kFloat32, tg::kFloat64, tg::kBFloat16}) {
+    // {3, 1100}: rows longer than the bfloat16 kernels' chunks of 512
     for (const tg::Shape& shape : {tg::Shape{1}, tg::Shape{7}, tg::Shape{129}, tg::Shape{3, 17},
-                                   tg::Shape{33, 40}, tg::Shape{2, 3, 31}}) {
+                                   tg::Shape{33, 40}, tg::Shape{2, 3, 31}, tg::Shape{3, 1100}}) {
       // swiglu, with a transposed (non-contiguous) when it has two dims
       const bool swap = shape.size() == 2;
       const Tensor a = swap ? awkward_values({shape[1], shape[0]}, dt, gen).transpose(0, 1)
@@ -102,6 +107,14 @@ TEST(FastSwigluTest, MatchTheReference) {
       expect_within(sm[0][1], sm[1][1], dx_scale, "silu_and_mul of " + what + " dx");
     }
   }
+}
+
+TEST(FastSwigluTest, BFloat16FastPathReallyRuns) {
+  ASSERT_NE(tg::kernels::swiglu_forward_bf16.fast(), nullptr);
+  ASSERT_NE(tg::kernels::swiglu_backward_bf16.fast(), nullptr);
+  tg::KernelPathGuard guard(tg::KernelPath::kReference);
+  EXPECT_EQ(tg::kernels::swiglu_forward_bf16.get(), nullptr);
+  EXPECT_EQ(tg::kernels::swiglu_backward_bf16.get(), nullptr);
 }
 
 TEST(FastSwigluTest, GiveTheSameBitsOnOneAndTwoThreads) {
