@@ -115,6 +115,19 @@ const In* operand(const F* x, In* scratch, int64_t count) {
   }
 }
 
+/// a . b over n elements, in kLanes partial sums; bfloat16 rows are first widened into
+/// `scratch` (2n floats), so that the products are vector code.
+template <class F, class In>
+F row_dot(const In* a, const In* b, int64_t n, F* scratch) {
+  if constexpr (std::is_same_v<In, F>) {
+    return detail::lane_sum<F>(n, [&](int64_t c) { return a[c] * b[c]; });
+  } else {
+    detail::widen(a, scratch, n);
+    detail::widen(b, scratch + n, n);
+    return detail::lane_sum<F>(n, [&](int64_t c) { return scratch[c] * scratch[n + c]; });
+  }
+}
+
 /// One (b, h) slice forward: out and lse as the reference, through the GEMM. `s` is scratch
 /// for kBlockRows x Tk scores (and `pb` for P as a bfloat16 operand).
 template <class F, class In>
@@ -164,8 +177,8 @@ template <class F, class In>
 void backward_slice(HeadRows<const In> dout, HeadRows<const In> q, HeadRows<const In> k,
                     HeadRows<const In> v, HeadRows<const In> out, const F* lse_all, HeadRows<F> dq,
                     HeadRows<F> dk, HeadRows<F> dv, F* dmask_all, F* p, F* dp, In* pb, In* dsb,
-                    const AttentionDims& n, F scale, const AttentionMask<F>& mask, int64_t b,
-                    int64_t h) {
+                    F* rows_scratch, const AttentionDims& n, F scale, const AttentionMask<F>& mask,
+                    int64_t b, int64_t h) {
   const In *q0 = q.row(b, h, 0), *k0 = k.row(b, h, 0), *v0 = v.row(b, h, 0);
   const In *o0 = out.row(b, h, 0), *g0 = dout.row(b, h, 0);
   const int64_t bh = b * n.H + h;
@@ -191,10 +204,7 @@ void backward_slice(HeadRows<const In> dout, HeadRows<const In> q, HeadRows<cons
       } else {
         mask_row(pi, keys, mask, b, h, i);
         exp_shifted(pi, keys, lse[i]);
-        const In* gi = gb + r * dout.st;
-        const In* oi = o0 + i * out.st;
-        const F delta = detail::lane_sum<F>(
-            n.Dv, [&](int64_t c) { return static_cast<F>(gi[c]) * static_cast<F>(oi[c]); });
+        const F delta = row_dot(gb + r * dout.st, o0 + i * out.st, n.Dv, rows_scratch);
         detail::simd_for(keys, [&](int64_t j) { dsi[j] = pi[j] * (dsi[j] - delta); });
       }
       if (dmask != nullptr) {
@@ -250,9 +260,10 @@ void attention_backward(HeadRows<const In> dout, HeadRows<const In> q, HeadRows<
     const auto block = static_cast<size_t>(std::min(kBlockRows, n.Tq) * n.Tk);
     std::vector<F> p(block), dp(block);
     std::vector<In> pb(operand_size<F, In>(n)), dsb(operand_size<F, In>(n));
+    std::vector<F> rows_scratch(std::is_same_v<In, F> ? 0 : static_cast<size_t>(2 * n.Dv));
     for (int64_t bh = begin; bh < end; ++bh) {
       backward_slice(dout, q, k, v, out, lse, dq, dk, dv, dmask, p.data(), dp.data(), pb.data(),
-                     dsb.data(), n, scale, mask, bh / n.H, bh % n.H);
+                     dsb.data(), rows_scratch.data(), n, scale, mask, bh / n.H, bh % n.H);
     }
   });
 }
