@@ -3,7 +3,7 @@
 # clang-16, ASan + UBSan, coverage on the libraries) and runs each one for a while, as many
 # at once as there are cores.
 #
-#   scripts/fuzz.sh                 every target for 60 seconds (what CI runs, .ci/run)
+#   scripts/fuzz.sh                 every target for 60 seconds (CI runs 30: .ci/run)
 #   scripts/fuzz.sh 3600            the long run: an hour each
 #   scripts/fuzz.sh 600 idx         one target, ten minutes
 #
