@@ -92,7 +92,7 @@ int64_t run_length(const Tensor& x, const Shape& keep) {
 template <class Finish>
 Tensor sum_runs(const Tensor& x, const Shape& keep, int64_t n, Finish finish) {
   const DType ct = compute_type(x.dtype());
-  const Tensor xc = x.dtype() == ct ? x.contiguous() : detail::as_compute(x, ct);
+  const Tensor xc = detail::as_compute(x, ct);
   Tensor out = empty(keep, ct);
   detail::visit_compute(ct, [&]<class F>() {
     F* po = out.data<F>();

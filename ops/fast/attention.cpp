@@ -230,10 +230,15 @@ void backward_slice(HeadRows<const In> dout, HeadRows<const In> q, HeadRows<cons
 /// Work per (b, h) slice, in core/parallel.h's units (16 multiply-adds).
 int64_t slice_work(const AttentionDims& n) { return n.Tq * n.Tk * (n.D + n.Dv) / 16; }
 
+/// Numbers in one block of scores (kBlockRows x Tk, fewer rows when Tq is smaller).
+size_t block_size(const AttentionDims& n) {
+  return static_cast<size_t>(std::min(kBlockRows, n.Tq) * n.Tk);
+}
+
 /// Scratch for one block of P (or dS) as a GEMM operand: none when In is F itself.
 template <class F, class In>
 size_t operand_size(const AttentionDims& n) {
-  return std::is_same_v<In, F> ? 0 : static_cast<size_t>(std::min(kBlockRows, n.Tq) * n.Tk);
+  return std::is_same_v<In, F> ? 0 : block_size(n);
 }
 
 template <class F, class In = F>
@@ -241,7 +246,7 @@ void attention_forward(HeadRows<const In> q, HeadRows<const In> k, HeadRows<cons
                        HeadRows<F> out, F* lse, const AttentionDims& n, F scale,
                        const AttentionMask<F>& mask) {
   parallel_rows(n.B * n.H, slice_work(n), [&](int64_t begin, int64_t end) {
-    std::vector<F> s(static_cast<size_t>(std::min(kBlockRows, n.Tq) * n.Tk));
+    std::vector<F> s(block_size(n));
     std::vector<In> pb(operand_size<F, In>(n));
     for (int64_t bh = begin; bh < end; ++bh) {
       forward_slice(q, k, v, out, lse, s.data(), pb.data(), n, scale, mask, bh / n.H, bh % n.H);
@@ -257,8 +262,7 @@ void attention_backward(HeadRows<const In> dout, HeadRows<const In> q, HeadRows<
                         HeadRows<F> dk, HeadRows<F> dv, F* dmask, const AttentionDims& n, F scale,
                         const AttentionMask<F>& mask) {
   parallel_rows(n.B * n.H, 2 * slice_work(n), [&](int64_t begin, int64_t end) {
-    const auto block = static_cast<size_t>(std::min(kBlockRows, n.Tq) * n.Tk);
-    std::vector<F> p(block), dp(block);
+    std::vector<F> p(block_size(n)), dp(block_size(n));
     std::vector<In> pb(operand_size<F, In>(n)), dsb(operand_size<F, In>(n));
     std::vector<F> rows_scratch(std::is_same_v<In, F> ? 0 : static_cast<size_t>(2 * n.Dv));
     for (int64_t bh = begin; bh < end; ++bh) {

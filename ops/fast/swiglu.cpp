@@ -48,6 +48,22 @@ template <class F, bool kAddA, bool kAddB>
 
 /// Calls span(offset_ab, offset_out, count) over the rows: a flat range (rows = 1) split by
 /// elements, rows split by whole rows.
+/// Where gradient g's element o is: null when nobody asked for g.
+template <class F>
+F* grad_at(const GradOut<F>& g, int64_t o) {
+  return g ? g.data + o : nullptr;
+}
+
+/// backward_span with its two write rules (GradOut's `add`) chosen at run time.
+template <class F>
+void backward_span_any(const F* a, const F* b, const F* dout, F* da, F* db, int64_t n, bool add_a,
+                       bool add_b) {
+  if (add_a && add_b) backward_span<F, true, true>(a, b, dout, da, db, n);
+  else if (add_a) backward_span<F, true, false>(a, b, dout, da, db, n);
+  else if (add_b) backward_span<F, false, true>(a, b, dout, da, db, n);
+  else backward_span<F, false, false>(a, b, dout, da, db, n);
+}
+
 template <class Span>
 void for_pieces(int64_t rows, int64_t h, int64_t stride, int64_t work, Span&& span) {
   if (rows == 1) {
@@ -68,16 +84,9 @@ void swiglu_forward(const F* a, const F* b, F* out, int64_t rows, int64_t h, int
 template <class F>
 void swiglu_backward(const F* a, const F* b, const F* dout, GradOut<F> da, GradOut<F> db,
                      int64_t rows, int64_t h, int64_t stride) {
-  auto at = [](const GradOut<F>& g, int64_t o) { return g ? g.data + o : nullptr; };
-  auto span = [&]<bool kAddA, bool kAddB>(int64_t o, int64_t oo, int64_t n) {
-    backward_span<F, kAddA, kAddB>(a + o, b + o, dout + oo, at(da, o), at(db, o), n);
-  };
+  const bool add_a = da && da.add, add_b = db && db.add;
   for_pieces(rows, h, stride, 5, [&](int64_t o, int64_t oo, int64_t n) {
-    const bool add_a = da && da.add, add_b = db && db.add;
-    if (add_a && add_b) span.template operator()<true, true>(o, oo, n);
-    else if (add_a) span.template operator()<true, false>(o, oo, n);
-    else if (add_b) span.template operator()<false, true>(o, oo, n);
-    else span.template operator()<false, false>(o, oo, n);
+    backward_span_any(a + o, b + o, dout + oo, grad_at(da, o), grad_at(db, o), n, add_a, add_b);
   });
 }
 
@@ -103,7 +112,7 @@ void swiglu_forward_bf16(const BFloat16* a, const BFloat16* b, BFloat16* out, in
 void swiglu_backward_bf16(const BFloat16* a, const BFloat16* b, const BFloat16* dout,
                           GradOut<float> da, GradOut<float> db, int64_t rows, int64_t h,
                           int64_t stride) {
-  auto at = [](const GradOut<float>& g, int64_t o) { return g ? g.data + o : nullptr; };
+  const bool add_a = da && da.add, add_b = db && db.add;
   for_pieces(rows, h, stride, 5, [&](int64_t o, int64_t oo, int64_t n) {
     float af[kChunk], bf[kChunk], gf[kChunk];
     for (int64_t c = 0; c < n; c += kChunk) {
@@ -111,12 +120,7 @@ void swiglu_backward_bf16(const BFloat16* a, const BFloat16* b, const BFloat16* 
       detail::widen(a + o + c, af, len);
       detail::widen(b + o + c, bf, len);
       detail::widen(dout + oo + c, gf, len);
-      float *pa = at(da, o + c), *pb = at(db, o + c);
-      const bool add_a = da && da.add, add_b = db && db.add;
-      if (add_a && add_b) backward_span<float, true, true>(af, bf, gf, pa, pb, len);
-      else if (add_a) backward_span<float, true, false>(af, bf, gf, pa, pb, len);
-      else if (add_b) backward_span<float, false, true>(af, bf, gf, pa, pb, len);
-      else backward_span<float, false, false>(af, bf, gf, pa, pb, len);
+      backward_span_any(af, bf, gf, grad_at(da, o + c), grad_at(db, o + c), len, add_a, add_b);
     }
   });
 }

@@ -2,6 +2,7 @@
 // blocked GEMM per (batch, head) slice, query blocks of 64 rows, a polynomial exp for float32,
 // against the reference loops on awkward sizes, and across thread counts.
 #include <cmath>
+#include <limits>
 
 #include "core/parallel.h"
 #include "test_util.h"
