@@ -59,7 +59,8 @@ using kernels::HeadRows;
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-/// s_ij = scale * q_i . k_j + m_ij, or -inf when key j is masked for query i.
+/// s_ij = scale * q_i . k_j + m_ij, or -inf when key j is masked for query i
+/// (kernels::attention_score, which the tiled kernels of ops/attention_tiled.cpp share).
 template <class F>
 F score(const F* qi, const F* kj, int64_t D, F scale, const AttentionMask<F>& m, int64_t b,
         int64_t h, int64_t i, int64_t j) {
@@ -120,17 +121,6 @@ void attention_forward(HeadRows<const F> q, HeadRows<const F> k, HeadRows<const 
   }
 }
 
-/// Sets rows t < T of a (B, H, T, X) gradient to zero, unless it adds into an existing .grad.
-template <class F>
-void zero_unless_adding(HeadRows<F> g, int64_t B, int64_t H, int64_t T, int64_t X) {
-  if (!g || g.add) return;
-  for (int64_t b = 0; b < B; ++b) {
-    for (int64_t h = 0; h < H; ++h) {
-      for (int64_t t = 0; t < T; ++t) std::fill(g.row(b, h, t), g.row(b, h, t) + X, F(0));
-    }
-  }
-}
-
 /// The weighted sum's backward for query row i of (b, h), from its upstream gradient gi and
 /// its recomputed probabilities p (Tk): dv_j += p_j gi for every key (when dv is wanted), and
 /// dp_j = gi . v_j into dp (Tk), which the scores' backward needs.
@@ -187,9 +177,9 @@ void attention_backward(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<co
                         HeadRows<const F> v, HeadRows<const F> out, const F* lse, HeadRows<F> dq,
                         HeadRows<F> dk, HeadRows<F> dv, F* dmask, const AttentionDims& n, F scale,
                         const AttentionMask<F>& mask) {
-  zero_unless_adding(dq, n.B, n.H, n.Tq, n.D);
-  zero_unless_adding(dk, n.B, n.H, n.Tk, n.D);
-  zero_unless_adding(dv, n.B, n.H, n.Tk, n.Dv);
+  kernels::zero_rows_unless_adding(dq, n.B, n.H, n.Tq, n.D);
+  kernels::zero_rows_unless_adding(dk, n.B, n.H, n.Tk, n.D);
+  kernels::zero_rows_unless_adding(dv, n.B, n.H, n.Tk, n.Dv);
   if (dmask != nullptr) std::fill(dmask, dmask + n.B * n.H * n.Tq * n.Tk, F(0));
   std::vector<F> p(static_cast<size_t>(n.Tk)), dp(static_cast<size_t>(n.Tk));
   for (int64_t b = 0; b < n.B; ++b) {
@@ -330,6 +320,7 @@ struct Attention : Function<Attention> {
     double scale = 1;
     bool causal = false;
     bool has_mask = false;
+    AttentionAlgorithm algorithm;  // the kernel the forward ran: backward runs its twin
   };
 
   // forward: out_i = sum_j softmax_j(scale * q_i . k_j + m_ij) v_j, per (b, h, i)
@@ -344,7 +335,11 @@ struct Attention : Function<Attention> {
     const Tensor maskr = float_mask(mask, ct);
     Tensor out = empty_heads_like(q, n.Tq, n.Dv, ct);
     Tensor lse = empty({n.B, n.H, n.Tq}, ct);
-    if (auto* bf16 = kernels::attention_forward_bf16.get(); bf16 && q.dtype() == kBFloat16) {
+    const AttentionAlgorithm algorithm = attention_algorithm();
+    const bool tiled = algorithm.kernel == AttentionKernel::kTiled;
+    const kernels::AttentionTiles tiles{algorithm.tile_q, algorithm.tile_k};
+    if (auto* bf16 = kernels::attention_forward_bf16.get();
+        bf16 && !tiled && q.dtype() == kBFloat16) {
       // The fast path's bfloat16 kernel reads q, k and v as they are (see ops/attention.h).
       bf16(rows_of<const BFloat16>(readable(q)), rows_of<const BFloat16>(readable(k)),
            rows_of<const BFloat16>(readable(v)), rows_of<float>(out), lse.data<float>(), n,
@@ -352,9 +347,14 @@ struct Attention : Function<Attention> {
     } else {
       const Tensor qr = kernel_input(q, ct), kr = kernel_input(k, ct), vr = kernel_input(v, ct);
       detail::visit_compute(ct, [&]<class F>() {
-        kernels::attention_forward.get<F>()(rows_of<const F>(qr), rows_of<const F>(kr),
-                                            rows_of<const F>(vr), rows_of<F>(out), lse.data<F>(), n,
-                                            static_cast<F>(scale), mask_view<F>(maskr, causal));
+        // Both kernels take the same arguments; the tiled one, its tile sizes too.
+        auto run = [&](auto* kernel, auto... tiles_if_tiled) {
+          kernel(rows_of<const F>(qr), rows_of<const F>(kr), rows_of<const F>(vr), rows_of<F>(out),
+                 lse.data<F>(), n, static_cast<F>(scale), mask_view<F>(maskr, causal),
+                 tiles_if_tiled...);
+        };
+        if (tiled) run(kernels::attention_tiled_forward.get<F>(), tiles);
+        else run(kernels::attention_forward.get<F>());
       });
     }
     if (ct != q.dtype()) out = empty_heads_like(q, n.Tq, n.Dv).copy_(out);  // rounded once
@@ -362,7 +362,7 @@ struct Attention : Function<Attention> {
     // out is the returned tensor.
     ctx.save_for_backward(q, k, v, out, lse);
     if (mask.defined()) ctx.save_for_backward(mask);
-    ctx.state = {scale, causal, mask.defined()};
+    ctx.state = {scale, causal, mask.defined(), algorithm};
     return out;
   }
 
@@ -383,8 +383,11 @@ struct Attention : Function<Attention> {
     // dS has the full (B, H, Tq, Tk) shape; it is only built when the mask needs a gradient.
     Tensor ds = ctx.needs_input_grad(3) ? empty({n.B, n.H, n.Tq, n.Tk}, ct) : Tensor();
     const Tensor maskr = float_mask(mask, ct);
+    const AttentionAlgorithm& algorithm = ctx.state.algorithm;
+    const bool tiled = algorithm.kernel == AttentionKernel::kTiled;
+    const kernels::AttentionTiles tiles{algorithm.tile_q, algorithm.tile_k};
     if (auto* bf16 = kernels::attention_backward_bf16.get();
-        bf16 && q.dtype() == kBFloat16 && g[0].dtype() == kBFloat16) {
+        bf16 && !tiled && q.dtype() == kBFloat16 && g[0].dtype() == kBFloat16) {
       bf16(rows_of<const BFloat16>(readable(g[0])), rows_of<const BFloat16>(readable(q)),
            rows_of<const BFloat16>(readable(k)), rows_of<const BFloat16>(readable(v)),
            rows_of<const BFloat16>(readable(out)), lse.data<float>(),
@@ -395,12 +398,16 @@ struct Attention : Function<Attention> {
       const Tensor qr = kernel_input(q, ct), kr = kernel_input(k, ct), vr = kernel_input(v, ct);
       const Tensor outr = kernel_input(out, ct), gr = kernel_input(g[0], ct);
       detail::visit_compute(ct, [&]<class F>() {
-        kernels::attention_backward.get<F>()(
-            rows_of<const F>(gr), rows_of<const F>(qr), rows_of<const F>(kr), rows_of<const F>(vr),
-            rows_of<const F>(outr), lse.data<F>(), rows_of<F>(dq.tensor, dq.add),
-            rows_of<F>(dk.tensor, dk.add), rows_of<F>(dv.tensor, dv.add),
-            ds.defined() ? ds.data<F>() : nullptr, n, static_cast<F>(ctx.state.scale),
-            mask_view<F>(maskr, ctx.state.causal));
+        auto run = [&](auto* kernel, auto... tiles_if_tiled) {
+          kernel(rows_of<const F>(gr), rows_of<const F>(qr), rows_of<const F>(kr),
+                 rows_of<const F>(vr), rows_of<const F>(outr), lse.data<F>(),
+                 rows_of<F>(dq.tensor, dq.add), rows_of<F>(dk.tensor, dk.add),
+                 rows_of<F>(dv.tensor, dv.add), ds.defined() ? ds.data<F>() : nullptr, n,
+                 static_cast<F>(ctx.state.scale), mask_view<F>(maskr, ctx.state.causal),
+                 tiles_if_tiled...);
+        };
+        if (tiled) run(kernels::attention_tiled_backward.get<F>(), tiles);
+        else run(kernels::attention_backward.get<F>());
       });
     }
     // The mask was read broadcast: each of its elements served every copy, so its gradient
@@ -412,6 +419,32 @@ struct Attention : Function<Attention> {
 };
 
 }  // namespace
+
+template <class F>
+F kernels::attention_score(const F* qi, const F* kj, int64_t D, F scale, const AttentionMask<F>& m,
+                           int64_t b, int64_t h, int64_t i, int64_t j) {
+  return score(qi, kj, D, scale, m, b, h, i, j);
+}
+template float kernels::attention_score(const float*, const float*, int64_t, float,
+                                        const AttentionMask<float>&, int64_t, int64_t, int64_t,
+                                        int64_t);
+template double kernels::attention_score(const double*, const double*, int64_t, double,
+                                         const AttentionMask<double>&, int64_t, int64_t, int64_t,
+                                         int64_t);
+
+namespace {
+thread_local AttentionAlgorithm t_algorithm;
+}  // namespace
+
+AttentionAlgorithm attention_algorithm() { return t_algorithm; }
+
+void set_attention_algorithm(const AttentionAlgorithm& algorithm) {
+  TG_CHECK(algorithm.tile_q >= 1 && algorithm.tile_k >= 1, ValueError,
+           "set_attention_algorithm: tiles must hold at least one query and one key, got "
+           "tile_q {}, tile_k {}",
+           algorithm.tile_q, algorithm.tile_k);
+  t_algorithm = algorithm;
+}
 
 constinit kernels::Kernel<kernels::AttentionForwardBF16> kernels::attention_forward_bf16{nullptr};
 constinit kernels::Kernel<kernels::AttentionBackwardBF16> kernels::attention_backward_bf16{nullptr};

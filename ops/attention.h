@@ -31,10 +31,50 @@ namespace tg {
 ///   giving both `mask` and `causal` is a ValueError, as in PyTorch.
 /// - A query whose keys are all masked outputs zeros and passes zero gradient (PyTorch >= 2.5's
 ///   "safe softmax"), instead of the NaN of a 0/0 softmax.
+/// - Which kernel runs is the thread's AttentionAlgorithm (below), recorded on the tape with
+///   the node: its backward runs the same kernel, whatever the choice is by then.
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& mask = Tensor(), bool causal = false,
                                     std::optional<double> scale = std::nullopt,
                                     Here here = Here::current());
+
+/// The two kernels of scaled_dot_product_attention. The same math, the same saved tensors (q,
+/// k, v, out and one logsumexp per query); they differ in the order of the work.
+///   kRows:  one query row at a time against all its keys (ops/attention.cpp, chapter 12).
+///   kTiled: a tile of queries against a tile of keys at a time, the softmax folded in tile
+///           by tile with the online rescaling (ops/attention_tiled.cpp, chapter 21). Its
+///           scratch is a tile_q x tile_k block of scores, whatever Tq and Tk.
+enum class AttentionKernel { kRows, kTiled };
+
+/// A kernel and, for kTiled, its tile sizes (queries and keys per tile, each >= 1). 128 x 128
+/// float32 scores are 64 KiB: the fastest of the sizes tried by tapegrad-bench-attention
+/// (docs/performance.md, "Attention as T grows").
+struct AttentionAlgorithm {
+  AttentionKernel kernel = AttentionKernel::kRows;
+  int64_t tile_q = 128;
+  int64_t tile_k = 128;
+};
+
+/// The algorithm attention runs on this thread (kRows until set), like PyTorch's
+/// torch.nn.attention.sdpa_kernel: a per-thread choice, not an argument of the op.
+AttentionAlgorithm attention_algorithm();
+/// Sets it for this thread; ValueError for a tile size below 1.
+void set_attention_algorithm(const AttentionAlgorithm& algorithm);
+
+/// Runs attention with `algorithm` on this thread for the lifetime of the guard.
+class AttentionAlgorithmGuard {
+ public:
+  explicit AttentionAlgorithmGuard(const AttentionAlgorithm& algorithm)
+      : previous_(attention_algorithm()) {
+    set_attention_algorithm(algorithm);
+  }
+  ~AttentionAlgorithmGuard() { set_attention_algorithm(previous_); }
+  AttentionAlgorithmGuard(const AttentionAlgorithmGuard&) = delete;
+  AttentionAlgorithmGuard& operator=(const AttentionAlgorithmGuard&) = delete;
+
+ private:
+  AttentionAlgorithm previous_;
+};
 
 }  // namespace tg
 
@@ -92,6 +132,47 @@ using AttentionBackward = void(HeadRows<const F> dout, HeadRows<const F> q, Head
 
 extern KernelPair<AttentionForward, float, double> attention_forward;
 extern KernelPair<AttentionBackward, float, double> attention_backward;
+
+/// The tiled kernels (AttentionKernel::kTiled): the same contract as the two above, plus the
+/// tile sizes.
+struct AttentionTiles {
+  int64_t q, k;  // query rows and keys per tile
+};
+template <class F>
+using AttentionTiledForward = void(HeadRows<const F> q, HeadRows<const F> k, HeadRows<const F> v,
+                                   HeadRows<F> out, F* lse, const AttentionDims& n, F scale,
+                                   const AttentionMask<F>& mask, AttentionTiles tiles);
+template <class F>
+using AttentionTiledBackward = void(HeadRows<const F> dout, HeadRows<const F> q,
+                                    HeadRows<const F> k, HeadRows<const F> v, HeadRows<const F> out,
+                                    const F* lse, HeadRows<F> dq, HeadRows<F> dk, HeadRows<F> dv,
+                                    F* dmask, const AttentionDims& n, F scale,
+                                    const AttentionMask<F>& mask, AttentionTiles tiles);
+extern KernelPair<AttentionTiledForward, float, double> attention_tiled_forward;
+extern KernelPair<AttentionTiledBackward, float, double> attention_tiled_backward;
+
+/// s_ij = scale * q_i . k_j (+ the float mask), or -inf when key j is hidden from query i:
+/// the one score of both reference kernels (defined in ops/attention.cpp, for float and
+/// double).
+template <class F>
+F attention_score(const F* qi, const F* kj, int64_t D, F scale, const AttentionMask<F>& m,
+                  int64_t b, int64_t h, int64_t i, int64_t j);
+
+/// The first key no query row before i1 may see: i1 under the causal rule (j <= i), else Tk.
+inline int64_t attention_key_end(const AttentionDims& n, bool causal, int64_t i1) {
+  return causal ? std::min(n.Tk, i1) : n.Tk;
+}
+
+/// Sets rows t < T of a (B, H, T, X) gradient to zero, unless it adds into an existing .grad.
+template <class F>
+void zero_rows_unless_adding(HeadRows<F> g, int64_t B, int64_t H, int64_t T, int64_t X) {
+  if (!g || g.add) return;
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t t = 0; t < T; ++t) std::fill(g.row(b, h, t), g.row(b, h, t) + X, F(0));
+    }
+  }
+}
 
 /// bfloat16 q, k, v (and dout, out): the products on bfloat16 operands with float32 sums,
 /// softmax and dS in float32, P and dS rounded to bfloat16 for the products that take them

@@ -32,101 +32,16 @@
 #include <vector>
 
 #include "core/parallel.h"
-#include "core/simd.h"
-#include "ops/attention.h"
+#include "ops/fast/attention_common.h"
 #include "ops/fast/gemm.h"
 #include "ops/fast/install.h"
 
 namespace tg::fast {
 namespace {
 
-using kernels::AttentionDims;
-using kernels::AttentionMask;
-using kernels::HeadRows;
-
-constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-
 /// Query rows per block. Larger blocks pack each K and V panel fewer times, smaller ones skip
 /// more of the causal triangle; at T = 128, 32, 64 and 128 rows ran within noise of each other.
 constexpr int64_t kBlockRows = 64;
-
-/// The first key no query row before i1 may see: i1 under the causal rule (j <= i), else Tk.
-int64_t key_end(const AttentionDims& n, bool causal, int64_t i1) {
-  return causal ? std::min(n.Tk, i1) : n.Tk;
-}
-
-/// e^x: the vectorisable version for float, libm's for double (only the tests use double).
-/// Always inlined: a call per element would keep exp_shifted's loop scalar.
-template <class F>
-[[gnu::always_inline]] inline F exp_of(F x) {
-  if constexpr (std::is_same_v<F, float>) {
-    return detail::fast_exp(x);
-  } else {
-    return std::exp(x);
-  }
-}
-
-/// x_j = e^(x_j - shift) for j < len; returns sum_j x_j, in kLanes partial sums (the loop
-/// is written out: a lane_sum whose term also stores stays scalar).
-template <class F>
-F exp_shifted(F* x, int64_t len, F shift) {
-  constexpr int64_t W = detail::kLanes;
-  F acc[W] = {};
-  int64_t j = 0;
-  for (; j + W <= len; j += W) {
-    for (int64_t l = 0; l < W; ++l) {
-      x[j + l] = exp_of(x[j + l] - shift);
-      acc[l] += x[j + l];
-    }
-  }
-  F sum = 0;
-  for (int64_t l = 0; l < W; ++l) sum += acc[l];
-  for (; j < len; ++j) {
-    x[j] = exp_of(x[j] - shift);
-    sum += x[j];
-  }
-  return sum;
-}
-
-/// Applies the mask to one row of scores s_j = scale q_i . k_j (j < len): -inf where key j
-/// is masked for query i, + m_ij where the mask is a float bias.
-template <class F>
-void mask_row(F* s, int64_t len, const AttentionMask<F>& m, int64_t b, int64_t h, int64_t i) {
-  if (m.causal) {
-    for (int64_t j = i + 1; j < len; ++j) s[j] = F(kNegInf);
-  } else if (m.keep != nullptr) {
-    for (int64_t j = 0; j < len; ++j) {
-      if (!m.keep[m.at(b, h, i, j)]) s[j] = F(kNegInf);
-    }
-  } else if (m.bias != nullptr) {
-    for (int64_t j = 0; j < len; ++j) s[j] += m.bias[m.at(b, h, i, j)];
-  }
-}
-
-/// The first `count` numbers of x as a GEMM operand of type In: x itself, or rounded into
-/// `scratch` (float -> bfloat16).
-template <class In, class F>
-const In* operand(const F* x, In* scratch, int64_t count) {
-  if constexpr (std::is_same_v<In, F>) {
-    return x;
-  } else {
-    detail::narrow(x, scratch, count);
-    return scratch;
-  }
-}
-
-/// a . b over n elements, in kLanes partial sums; bfloat16 rows are first widened into
-/// `scratch` (2n floats), so that the products are vector code.
-template <class F, class In>
-F row_dot(const In* a, const In* b, int64_t n, F* scratch) {
-  if constexpr (std::is_same_v<In, F>) {
-    return detail::lane_sum<F>(n, [&](int64_t c) { return a[c] * b[c]; });
-  } else {
-    detail::widen(a, scratch, n);
-    detail::widen(b, scratch + n, n);
-    return detail::lane_sum<F>(n, [&](int64_t c) { return scratch[c] * scratch[n + c]; });
-  }
-}
 
 /// One (b, h) slice forward: out and lse as the reference, through the GEMM. `s` is scratch
 /// for kBlockRows x Tk scores (and `pb` for P as a bfloat16 operand).
@@ -139,13 +54,13 @@ void forward_slice(HeadRows<const In> q, HeadRows<const In> k, HeadRows<const In
   F* lse = lse_all + (b * n.H + h) * n.Tq;
   for (int64_t i0 = 0; i0 < n.Tq; i0 += kBlockRows) {
     const int64_t rows = std::min(kBlockRows, n.Tq - i0);
-    const int64_t keys = key_end(n, mask.causal, i0 + rows);
+    const int64_t keys = kernels::attention_key_end(n, mask.causal, i0 + rows);
     // S = scale Q K^T for this block (rows x keys, row stride `keys`)
     gemm(false, true, rows, keys, n.D, scale, q0 + i0 * q.st, q.st, k0, k.st, F(0), s, keys);
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t i = i0 + r;
       F* si = s + r * keys;
-      mask_row(si, keys, mask, b, h, i);
+      mask_row(si, 0, keys, mask, b, h, i);
       const F max = detail::row_max(si, keys);
       if (max == F(kNegInf)) {  // every key masked: p = 0, out_i = 0, L = -inf
         std::fill(si, si + keys, F(0));
@@ -160,14 +75,6 @@ void forward_slice(HeadRows<const In> q, HeadRows<const In> k, HeadRows<const In
     gemm(false, false, rows, n.Dv, keys, F(1), operand(s, pb, rows * keys), keys, v0, v.st, F(0),
          o0 + i0 * out.st, out.st);
   }
-}
-
-/// Sets the rows of one (b, h) slice of a gradient to zero unless it adds into an existing
-/// .grad: dk and dv are summed over every query block.
-template <class F>
-void zero_slice(HeadRows<F> g, int64_t b, int64_t h, int64_t T, int64_t X) {
-  if (!g || g.add) return;
-  for (int64_t t = 0; t < T; ++t) std::fill(g.row(b, h, t), g.row(b, h, t) + X, F(0));
 }
 
 /// One (b, h) slice backward: dq, dk, dv, dmask as the reference, through the GEMM. `p` and
@@ -188,7 +95,7 @@ void backward_slice(HeadRows<const In> dout, HeadRows<const In> q, HeadRows<cons
   zero_slice(dv, b, h, n.Tk, n.Dv);
   for (int64_t i0 = 0; i0 < n.Tq; i0 += kBlockRows) {
     const int64_t rows = std::min(kBlockRows, n.Tq - i0);
-    const int64_t keys = key_end(n, mask.causal, i0 + rows);
+    const int64_t keys = kernels::attention_key_end(n, mask.causal, i0 + rows);
     const In* gb = g0 + i0 * dout.st;
     const In* qb = q0 + i0 * q.st;
     // P = exp(scale Q K^T + mask - L), recomputed; dP = dO V^T
@@ -202,7 +109,7 @@ void backward_slice(HeadRows<const In> dout, HeadRows<const In> q, HeadRows<cons
         std::fill(pi, pi + keys, F(0));
         std::fill(dsi, dsi + keys, F(0));
       } else {
-        mask_row(pi, keys, mask, b, h, i);
+        mask_row(pi, 0, keys, mask, b, h, i);
         exp_shifted(pi, keys, lse[i]);
         const F delta = row_dot(gb + r * dout.st, o0 + i * out.st, n.Dv, rows_scratch);
         detail::simd_for(keys, [&](int64_t j) { dsi[j] = pi[j] * (dsi[j] - delta); });

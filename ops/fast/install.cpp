@@ -9,6 +9,7 @@ namespace tg::detail {
 bool install_fast_kernels() {
   fast::install_activation();
   fast::install_attention();
+  fast::install_attention_tiled();
   fast::install_cross_entropy();
   fast::install_embedding();
   fast::install_linear();

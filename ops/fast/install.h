@@ -7,6 +7,7 @@ namespace tg::fast {
 
 void install_activation();
 void install_attention();
+void install_attention_tiled();
 void install_cross_entropy();
 void install_embedding();
 void install_linear();

@@ -610,6 +610,15 @@ TEST_P(ReferenceTest, MatchesPyTorch) {
 INSTANTIATE_TEST_SUITE_P(Families, ReferenceTest, ::testing::ValuesIn(kFamilies),
                          [](const auto& family) { return family.param; });
 
+// Attention's second kernel (ops/attention_tiled.cpp) against the same PyTorch fixtures, with
+// tiles of 3 queries and 2 keys: most fixture lengths are not multiples of either.
+TEST(ReferenceTiledAttentionTest, AttentionFixturesMatchPyTorch) {
+  const tg::AttentionAlgorithmGuard tiled({tg::AttentionKernel::kTiled, 3, 2});
+  const tg::safetensors::Contents contents = tg::safetensors::load(fixture_path("attention"));
+  EXPECT_GE(case_names(contents).size(), 10u);
+  for (const std::string& failure : run_all(contents)) ADD_FAILURE() << failure;
+}
+
 // Fixture files that hold no op cases and are run by other test programs, not by this one.
 const std::set<std::string> kOtherFixtures = {
     "golden",  // whole training runs: tests/nn/golden_test.cpp

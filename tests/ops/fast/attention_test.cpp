@@ -1,6 +1,6 @@
-// tests/ops/fast/attention_test.cpp — attention's fast kernels (ops/fast/attention.cpp):
-// blocked GEMM per (batch, head) slice, query blocks of 64 rows, a polynomial exp for float32,
-// against the reference loops on awkward sizes, and across thread counts.
+// tests/ops/fast/attention_test.cpp — attention's fast kernels (ops/fast/attention.cpp and
+// ops/fast/attention_tiled.cpp): blocked GEMM per (batch, head) slice, a polynomial exp for
+// float32, against the reference loops on awkward sizes, and across thread counts.
 #include <cmath>
 #include <limits>
 
@@ -58,10 +58,13 @@ std::vector<Tensor> case_inputs(const FastCase& c, DType dt, Generator& gen, Ten
   return in;
 }
 
-/// out, then the gradients of every input in `in`, on the path `reference` picks.
+/// out, then the gradients of every input in `in`, on the path `reference` picks, with the
+/// attention kernel `algorithm` (the row kernel unless told).
 std::vector<Tensor> attention_results(const std::vector<Tensor>& in, const Tensor& bool_mask,
-                                      const Tensor& gout, const FastCase& c, bool reference) {
+                                      const Tensor& gout, const FastCase& c, bool reference,
+                                      const AttentionAlgorithm& algorithm = {}) {
   KernelPathGuard path(testing::kernels_for(reference));
+  AttentionAlgorithmGuard kernel(algorithm);
   const Tensor mask = in.size() > 3 ? in[3] : bool_mask;
   const std::optional<double> scale = c.scale > 0 ? std::optional<double>(c.scale) : std::nullopt;
   const Tensor out = sdpa(in[0], in[1], in[2], mask, c.mask == 1, scale);
@@ -80,13 +83,15 @@ std::vector<FastCase> fast_cases() {
   };
 }
 
-TEST(FastAttentionTest, AgreesWithTheReference) {
-  // The paths differ in rounding only: each value is a sum of at most 130 products, added in
-  // another order (blocked GEMM with fused multiply-adds, 16 partial sums in the softmax) and
-  // with another exp (a polynomial within 1 ulp of libm's in float32). Such sums agree to a few
-  // ulp of the sum of |terms|, which grows with the sizes and with cancellation in the gradients;
-  // for standard normal inputs at these sizes the worst seen was 1.3e-5 (float32, ulp 1.2e-7)
-  // and 1.1e-13 (float64) times (1 + |value|): the bounds leave a factor of about 8.
+/// Fast against reference for every case, both with `algorithm`. The paths differ in
+/// rounding only: each value is a sum of at most 130 products, added in another order
+/// (blocked GEMM with fused multiply-adds, 16 partial sums in the softmax; the tiled kernels
+/// also rescale the running output once per key tile, a factor <= 1 off by half an ulp) and
+/// with another exp (a polynomial within 1 ulp of libm's in float32). Such sums agree to a few
+/// ulp of the sum of |terms|, which grows with the sizes and with cancellation in the
+/// gradients; for standard normal inputs at these sizes the worst seen was 1.3e-5 (float32,
+/// ulp 1.2e-7) and 1.1e-13 (float64) times (1 + |value|): the bounds leave a factor of about 8.
+void expect_fast_agrees_with_reference(const AttentionAlgorithm& algorithm) {
   for (const DType dt : {kFloat32, kFloat64}) {
     const double tol = dt == kFloat32 ? 1e-4 : 1e-12;
     Generator gen(21);
@@ -94,39 +99,63 @@ TEST(FastAttentionTest, AgreesWithTheReference) {
       Tensor bool_mask;
       const std::vector<Tensor> in = case_inputs(c, dt, gen, &bool_mask);
       const Tensor gout = randn({c.B, c.H, c.Tq, c.Dv}, dt, gen);
-      const auto fast = attention_results(in, bool_mask, gout, c, false);
-      const auto ref = attention_results(in, bool_mask, gout, c, true);
+      const auto fast = attention_results(in, bool_mask, gout, c, false, algorithm);
+      const auto ref = attention_results(in, bool_mask, gout, c, true, algorithm);
       ASSERT_EQ(fast.size(), ref.size());
       for (size_t i = 0; i < fast.size(); ++i) {
         ASSERT_EQ(fast[i].shape(), ref[i].shape());
         const auto f = as_doubles(fast[i]), r = as_doubles(ref[i]);
         for (size_t e = 0; e < f.size(); ++e) {
           ASSERT_NEAR(f[e], r[e], tol * (1 + std::abs(r[e]))) << fmt::format(
-              "{} q ({}, {}, {}, {}) Tk {} Dv {} mask {} layout {}: result {} element {}", dt, c.B,
-              c.H, c.Tq, c.D, c.Tk, c.Dv, c.mask, c.layout, i, e);
+              "{} q ({}, {}, {}, {}) Tk {} Dv {} mask {} layout {} tiles {}x{}: result {} "
+              "element {}",
+              dt, c.B, c.H, c.Tq, c.D, c.Tk, c.Dv, c.mask, c.layout, algorithm.tile_q,
+              algorithm.tile_k, i, e);
         }
       }
     }
   }
 }
 
+TEST(FastAttentionTest, AgreesWithTheReference) { expect_fast_agrees_with_reference({}); }
+
+TEST(FastAttentionTest, TiledAgreesWithTheTiledReference) {
+  // ops/fast/attention_tiled.cpp against ops/attention_tiled.cpp, with tiles that divide the
+  // cases' lengths and tiles that do not (the cases have T = 1 to 130).
+  for (const auto& [tq, tk] : {std::pair{64, 64}, std::pair{16, 32}, std::pair{5, 7}}) {
+    expect_fast_agrees_with_reference({AttentionKernel::kTiled, tq, tk});
+  }
+}
+
+TEST(FastAttentionTest, TiledFastPathReallyRuns) {
+  ASSERT_NE(kernels::attention_tiled_forward.of<float>().fast(), nullptr);
+  ASSERT_NE(kernels::attention_tiled_backward.of<float>().fast(), nullptr);
+  ASSERT_NE(kernels::attention_tiled_forward.of<double>().fast(), nullptr);
+  ASSERT_NE(kernels::attention_tiled_backward.of<double>().fast(), nullptr);
+}
+
 TEST(FastAttentionTest, IsBitIdenticalForOneAndTwoThreads) {
   // Threads take whole (batch, head) slices, so every number is computed by the same code in
-  // the same order whatever the thread count.
+  // the same order whatever the thread count; both kernels.
   Generator gen(22);
-  for (const FastCase& c :
-       {FastCase{2, 2, 129, 129, 16, 16, 1, 1}, FastCase{3, 1, 100, 80, 24, 8, 3, 0}}) {
+  for (const auto& [c, algorithm] :
+       {std::pair{FastCase{2, 2, 129, 129, 16, 16, 1, 1}, AttentionAlgorithm{}},
+        std::pair{FastCase{3, 1, 100, 80, 24, 8, 3, 0}, AttentionAlgorithm{}},
+        std::pair{FastCase{2, 2, 129, 129, 16, 16, 1, 1},
+                  AttentionAlgorithm{AttentionKernel::kTiled, 32, 16}},
+        std::pair{FastCase{3, 1, 100, 80, 24, 8, 3, 0},
+                  AttentionAlgorithm{AttentionKernel::kTiled, 64, 64}}}) {
     Tensor bool_mask;
     const std::vector<Tensor> in = case_inputs(c, kFloat32, gen, &bool_mask);
     const Tensor gout = randn({c.B, c.H, c.Tq, c.Dv}, kFloat32, gen);
     std::vector<Tensor> one, two;
     {
       NumThreadsGuard threads(1);
-      one = attention_results(in, bool_mask, gout, c, false);
+      one = attention_results(in, bool_mask, gout, c, false, algorithm);
     }
     {
       NumThreadsGuard threads(2);
-      two = attention_results(in, bool_mask, gout, c, false);
+      two = attention_results(in, bool_mask, gout, c, false, algorithm);
     }
     for (size_t i = 0; i < one.size(); ++i) {
       EXPECT_EQ(one[i].to_vector<float>(), two[i].to_vector<float>()) << "result " << i;
