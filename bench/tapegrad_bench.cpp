@@ -1,6 +1,6 @@
 // bench/tapegrad_bench.cpp — tapegrad's side of the side-by-side benchmarks.
 //
-//   tapegrad-bench <mlp|lm|ops|overhead|core|gemm> [--threads N] [--epochs E] [--steps S]
+//   tapegrad-bench <mlp|lm|ops|overhead|core|gemm|sample> [--threads N] [--epochs E] [--steps S]
 //                  [--d-model D] [--context T] [--profile]
 //
 // Prints one JSON object per line in the format of ../shared/bench/README.md, with
@@ -13,7 +13,8 @@
 // primitives and `gemm` the raw matrix multiply (ops/fast/gemm.h): float32 "sgemm" lines
 // against the measured FMA peak, and "bf16gemm" lines for bfloat16 operands, one per path
 // (neither has a PyTorch counterpart in the reference; bench/blas_gemm.cpp prints the same
-// sgemm lines for OpenBLAS when it is installed). The lm line also reports the
+// sgemm lines for OpenBLAS when it is installed); `sample` measures generation with and
+// without the KV cache (tokens/s, no PyTorch counterpart either). The lm line also reports the
 // peak resident memory of the process (max_rss_mb), which the reference does not, and its
 // d_model and context: --d-model and --context resize the lm model for the scaling sweep
 // of scripts/bench_scaling.sh (tests/reference/lm_scaling.py is PyTorch's side of it); the
@@ -409,22 +410,70 @@ void lm_workload(const Options& opt) {
         "tiny_lm_train_step", opt.steps, [&](int64_t i) { step(5 + i); }, opt);
 }
 
+// The "sample" workload: generation with the lm workload's model (random weights, batch 1),
+// greedy, one token at a time from a one-token prompt until the context is full: with the
+// KV cache (a new position against the cached ones) and without it (the whole prefix
+// recomputed for every token, as tiny_lm sample --no-cache does). Tokens per second, the
+// best of 3 runs each; the model has no PyTorch counterpart in the reference.
+void sample_workload(const Options& opt) {
+  const int64_t V = 128, T = opt.context, D = opt.d_model;
+  tg::Generator gen(0);
+  const tg::nn::TransformerConfig config{.vocab_size = V,
+                                         .context_length = T,
+                                         .d_model = D,
+                                         .n_layers = 4,
+                                         .n_heads = 4,
+                                         .d_ff = 3 * D};
+  tg::nn::TransformerLM model(config, gen);
+  tg::NoGradGuard no_grad;
+  auto argmax = [](const tg::Tensor& logits) {
+    const std::vector<float> l = logits.to_vector<float>();
+    return static_cast<int64_t>(std::max_element(l.begin(), l.end()) - l.begin());
+  };
+  for (const bool cached : {true, false}) {
+    double best = 0;
+    for (int run = 0; run < 3; ++run) {
+      std::vector<int64_t> ids = {0};
+      tg::nn::KVCache cache(config, 1);
+      const auto t0 = std::chrono::steady_clock::now();
+      while (static_cast<int64_t>(ids.size()) < T) {
+        const auto t = static_cast<int64_t>(ids.size());
+        const tg::Tensor logits =
+            cached ? model(tg::tensor(std::vector<int64_t>{ids.back()}, {1}), cache)[0]
+                   : model(tg::tensor(ids, {t}))[t - 1];
+        ids.push_back(argmax(logits));
+      }
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      best = std::max(best, double(T - 1) / s);
+    }
+    emit({{"workload", "tiny_lm_sample"},
+          {"kv_cache", cached},
+          {"d_model", D},
+          {"context", T},
+          {"tokens", T - 1},
+          {"tokens_per_s", round_to(best, 1)}},
+         opt);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options opt;
   CLI::App app{"tapegrad-bench: the workloads of ../shared/bench/torch_reference.py"};
-  app.add_option("workload", opt.workload, "mlp, lm, ops, overhead, core, or gemm")
+  app.add_option("workload", opt.workload, "mlp, lm, ops, overhead, core, gemm, or sample")
       ->required()
-      ->check(CLI::IsMember({"mlp", "lm", "ops", "overhead", "core", "gemm"}));
+      ->check(CLI::IsMember({"mlp", "lm", "ops", "overhead", "core", "gemm", "sample"}));
   app.add_option("--threads", opt.threads,
                  "worker threads (default: TAPEGRAD_NUM_THREADS, else one per processor)")
       ->check(CLI::PositiveNumber);
   app.add_option("--epochs", opt.epochs, "epochs (mlp)")->check(CLI::PositiveNumber);
   app.add_option("--steps", opt.steps, "timed steps (lm)")->check(CLI::PositiveNumber);
-  app.add_option("--d-model", opt.d_model, "lm width, a multiple of the 4 heads (default 128)")
+  app.add_option("--d-model", opt.d_model,
+                 "lm and sample width, a multiple of the 4 heads (default 128)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--context", opt.context, "lm context length, batch stays 16 (default 128)")
+  app.add_option("--context", opt.context,
+                 "lm and sample context length (lm: batch stays 16; default 128)")
       ->check(CLI::PositiveNumber);
   app.add_option("--dtype", opt.dtype,
                  "lm and ops' linear lines: f32, or bf16 under autocast (mixed precision)")
@@ -454,6 +503,10 @@ int main(int argc, char** argv) {
     }
     if (opt.workload == "mlp") {
       mlp_workload(opt);
+      return 0;
+    }
+    if (opt.workload == "sample") {
+      sample_workload(opt);
       return 0;
     }
     lm_workload(opt);

@@ -1,7 +1,8 @@
 // examples/tiny_lm.cpp — a character-level Transformer language model, trained from scratch.
 //
 //   tiny_lm train  [--data FILE] [--out DIR] [--steps N] [--max-seconds S] [--json] ...
-//   tiny_lm sample [--checkpoint FILE] [--temperature T] [--top-k K] [--seed S] ...
+//   tiny_lm sample [--checkpoint FILE] [--temperature T] [--top-k K] [--top-p P] [--seed S]
+//                  [--no-cache] ...
 //
 // `train` reads any UTF-8 text (default: Debian's word list /usr/share/dict/words, one word
 // per line, so the model learns to invent English-looking words), builds a character
@@ -14,8 +15,10 @@
 //
 // `sample` loads the checkpoint (the model config and vocabulary travel inside it) and
 // generates text one character at a time: logits of the last position / temperature, keep
-// the top-k, softmax, draw.
+// the top-k and then the top-p nucleus, softmax, draw. It runs the model against a KV cache
+// (one new position per character) unless --no-cache, and prints its speed to stderr.
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -72,8 +75,10 @@ struct SampleArgs {
   std::string prompt;
   int64_t length = 300;
   double temperature = 0.8;
-  int64_t top_k = 0;  // 0: all
+  int64_t top_k = 0;   // 0: all
+  double top_p = 1.0;  // 1: no nucleus cut
   uint64_t seed = 0;
+  bool cache = true;  // generate against a KV cache (nn/transformer.h)
 };
 
 // ---------------------------------------------------------------- data
@@ -319,6 +324,8 @@ int train(const TrainArgs& a) {
 
 // ---------------------------------------------------------------- sample
 int sample(const SampleArgs& a) {
+  TG_CHECK(a.top_p > 0 && a.top_p <= 1, ValueError,
+           "tiny_lm sample: --top-p must be in (0, 1], got {}", a.top_p);
   TG_CHECK(std::filesystem::is_regular_file(a.checkpoint), ValueError,
            "tiny_lm sample: --checkpoint '{}' is not a file (tiny_lm train writes "
            "OUT/checkpoint.safetensors)",
@@ -343,17 +350,45 @@ int sample(const SampleArgs& a) {
   std::vector<int64_t> ids = tok.encode(a.prompt.empty() ? std::string("\n") : a.prompt);
   tg::Generator gen(a.seed);
   tg::NoGradGuard no_grad;
+  const int64_t ctx = config.context_length;
+  nn::KVCache cache(config, 1);
+  // The logits of the next character. Without the cache: the model on the last ctx
+  // characters, recomputed every time. With it: the prompt's last ctx characters once (the
+  // prefill), then one new position per character against the cache. When the cache is full
+  // it starts again from the last ctx / 2 characters, so from then on the model sees between
+  // ctx / 2 and ctx characters where the recompute sees ctx: the two agree until then.
+  auto next_logits = [&]() -> Tensor {
+    if (!a.cache) {
+      const std::vector<int64_t> window = tg::examples::context_window(ids, ctx);
+      const auto t = static_cast<int64_t>(window.size());
+      return model(tg::tensor(window, {t}))[t - 1];
+    }
+    if (cache.length() == 0 || cache.length() == cache.capacity()) {
+      const int64_t keep = cache.length() == 0 ? ctx : std::max<int64_t>(ctx / 2, 1);
+      cache.clear();
+      const std::vector<int64_t> window = tg::examples::context_window(ids, keep);
+      const auto t = static_cast<int64_t>(window.size());
+      return model(tg::tensor(window, {t}), cache)[t - 1];
+    }
+    return model(tg::tensor(std::vector<int64_t>{ids.back()}, {1}), cache)[0];
+  };
   std::printf("%s", a.prompt.c_str());
+  const auto start = std::chrono::steady_clock::now();
   for (int64_t n = 0; n < a.length; ++n) {
-    const std::vector<int64_t> window = tg::examples::context_window(ids, config.context_length);
-    const int64_t t = static_cast<int64_t>(window.size());
-    const Tensor logits = model(tg::tensor(window, {t}))[t - 1].to(tg::kFloat64);
-    const size_t next =
-        tg::examples::sample_next(logits.to_vector<double>(), a.temperature, a.top_k, gen);
+    const std::vector<double> logits = next_logits().to(tg::kFloat64).to_vector<double>();
+    const int64_t k = tg::examples::nucleus_size(logits, a.temperature, a.top_k, a.top_p);
+    const size_t next = tg::examples::sample_next(logits, a.temperature, k, gen);
     ids.push_back(static_cast<int64_t>(next));
     std::printf("%s", tok.decode(std::vector<int64_t>{static_cast<int64_t>(next)}).c_str());
   }
   std::printf("\n");
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  // The speed goes to stderr, so that stdout is the text alone.
+  std::fprintf(stderr,
+               "tiny_lm sample: %lld characters in %.3f s (%.0f characters/s, KV cache %s)\n",
+               static_cast<long long>(a.length), took.count(),
+               took.count() > 0 ? static_cast<double>(a.length) / took.count() : 0.0,
+               a.cache ? "on" : "off");
   return 0;
 }
 
@@ -439,7 +474,13 @@ int main(int argc, char** argv) {
   sa->add_option("--top-k", s.top_k, "sample among the k most likely (0 = all)")
       ->check(count)
       ->capture_default_str();
+  sa->add_option("--top-p", s.top_p,
+                 "sample among the most likely whose probabilities add up to p (1 = all)")
+      ->check(posreal)
+      ->capture_default_str();
   sa->add_option("--seed", s.seed, "sampling seed")->check(count)->capture_default_str();
+  sa->add_flag("!--no-cache", s.cache,
+               "recompute the whole context for every character instead of using a KV cache");
   if (const auto status = tg::examples::parse_command_line(app, argc, argv)) return *status;
   return tg::examples::run_program("tiny_lm", [&] { return tr->parsed() ? train(t) : sample(s); });
 }

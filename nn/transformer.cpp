@@ -128,6 +128,41 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
   return proj(out.transpose(1, 2).reshape({B, T, C}));
 }
 
+Tensor CausalSelfAttention::forward(const Tensor& x, KVCache::Layer& cache, int64_t start) {
+  TG_CHECK(x.dim() == 3 && x.size(2) == qkv.in_features, ShapeError,
+           "CausalSelfAttention: expected x (B, T, {}), got {}", qkv.in_features, x.shape());
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2), D = C / n_heads;
+  const std::vector<Tensor> parts = split(qkv(x), C, 2);
+  auto heads = [&](const Tensor& part) { return part.reshape({B, T, n_heads, D}).transpose(1, 2); };
+  Tensor q = heads(parts[0]), k = heads(parts[1]), v = heads(parts[2]);
+  if (use_rope) {  // the true positions: rotations depend on them, not on the slot in x
+    const Tensor positions =
+        arange(static_cast<double>(start), static_cast<double>(start + T), 1.0, kInt64);
+    q = rope(q, positions, rope_theta);
+    k = rope(k, positions, rope_theta);
+  }
+  // The new keys and values join the cache; the queries see every cached position up to
+  // their own. One new position sees all of them (no mask); a prompt on an empty cache is
+  // plain causal; a chunk after cached positions needs query i to see keys j <= start + i,
+  // the causal rule shifted by `start` (the op's causal rule is aligned top-left).
+  // exercise kv_cache.attend: begin
+  cache.k.narrow(2, start, T).copy_(k);
+  cache.v.narrow(2, start, T).copy_(v);
+  const int64_t L = start + T;
+  const Tensor keys = cache.k.narrow(2, 0, L), values = cache.v.narrow(2, 0, L);
+  Tensor mask;
+  if (T > 1 && start > 0) {
+    mask = empty({T, L}, kBool);
+    bool* keep = mask.data<bool>();
+    for (int64_t i = 0; i < T; ++i)
+      for (int64_t j = 0; j < L; ++j) keep[i * L + j] = j <= start + i;
+  }
+  const Tensor out = scaled_dot_product_attention(q, keys, values, mask, T > 1 && start == 0);
+  const Tensor merged = out.transpose(1, 2).reshape({B, T, C});  // (B, T, H, D) -> (B, T, C)
+  return proj(merged);
+  // exercise kv_cache.attend: end
+}
+
 std::string CausalSelfAttention::extra_repr() const {
   return fmt::format("n_heads={}, rope={}", n_heads, use_rope ? "True" : "False");
 }
@@ -171,6 +206,38 @@ Tensor TransformerBlock::forward(const Tensor& x) {
   // exercise transformer.forward: end
 }
 
+Tensor TransformerBlock::forward(const Tensor& x, KVCache::Layer& cache, int64_t start) {
+  // exercise kv_cache.attend: begin
+  const Tensor branch = attn.forward(attn_norm(x), cache, start);
+  const AddRmsNormOutput sums = ffn_norm.add_forward(x, branch);
+  return sums.residual + ffn(sums.out);
+  // exercise kv_cache.attend: end
+}
+
+// ---------------------------------------------------------------- KV cache
+KVCache::KVCache(const TransformerConfig& config, int64_t batch, int64_t capacity, DType dtype)
+    : batch_(batch), capacity_(capacity == 0 ? config.context_length : capacity) {
+  config.validate();
+  TG_CHECK(batch >= 1 && capacity_ >= 1 && capacity_ <= config.context_length, ValueError,
+           "KVCache: batch {} and capacity {} must be >= 1, and the capacity at most the "
+           "context length {}",
+           batch, capacity_, config.context_length);
+  TG_CHECK(is_floating_point(dtype), DTypeError, "KVCache: dtype must be floating, got {}", dtype);
+  const int64_t D = config.d_model / config.n_heads;
+  for (int64_t i = 0; i < config.n_layers; ++i) {
+    layers.push_back({zeros({batch, config.n_heads, capacity_, D}, dtype),
+                      zeros({batch, config.n_heads, capacity_, D}, dtype)});
+  }
+}
+
+size_t KVCache::bytes() const {
+  size_t total = 0;
+  for (const Layer& l : layers) {
+    total += static_cast<size_t>(l.k.numel() + l.v.numel()) * l.k.element_size();
+  }
+  return total;
+}
+
 // ---------------------------------------------------------------- the model
 TransformerLM::TransformerLM(const TransformerConfig& c, Generator& gen)
     : Module("TransformerLM"),
@@ -198,6 +265,30 @@ Tensor TransformerLM::forward(const Tensor& ids) {
   const Tensor logits = head(norm(x));
   return batched ? logits : logits.squeeze(0);
   // exercise transformer.forward: end
+}
+
+Tensor TransformerLM::forward(const Tensor& ids, KVCache& cache) {
+  TG_CHECK(!grad_mode_enabled(), MisuseError,
+           "TransformerLM: a KV cache is for generation: run it under tg::NoGradGuard (the "
+           "cache is written in place, off the tape)");
+  TG_CHECK(ids.dim() == 1 || ids.dim() == 2, ShapeError,
+           "TransformerLM: ids must be (B, T) or (T), got shape {}", ids.shape());
+  TG_CHECK(cache.layers.size() == blocks.size(), ValueError,
+           "TransformerLM: the KV cache has {} layers, the model {}", cache.layers.size(),
+           blocks.size());
+  const int64_t B = ids.dim() == 2 ? ids.size(0) : 1, T = ids.size(-1), start = cache.length();
+  TG_CHECK(B == cache.batch(), ValueError, "TransformerLM: ids {} has batch {}, the KV cache {}",
+           ids.shape(), B, cache.batch());
+  TG_CHECK(T >= 1 && start + T <= cache.capacity(), ValueError,
+           "TransformerLM: {} new tokens do not fit the KV cache ({} of {} positions used)", T,
+           start, cache.capacity());
+  // exercise kv_cache.attend: begin
+  Tensor h = tok_emb(ids.dim() == 2 ? ids : ids.unsqueeze(0));
+  for (size_t i = 0; i < blocks.size(); ++i) h = blocks[i].forward(h, cache.layers[i], start);
+  cache.length_ += T;  // only now: every layer wrote its keys at start .. start + T - 1
+  const Tensor out = head(norm(h));
+  return ids.dim() == 2 ? out : out.squeeze(0);
+  // exercise kv_cache.attend: end
 }
 
 }  // namespace tg::nn

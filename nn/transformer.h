@@ -24,6 +24,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "nn/embedding.h"
 #include "nn/linear.h"
@@ -59,6 +60,37 @@ struct TransformerConfig {
   static TransformerConfig from_json(const std::string& text);
 };
 
+/// What generation keeps from one step to the next: each layer's keys and values for every
+/// position seen so far (a KV cache). With it, a new position computes only its own q, k and
+/// v and attends to the cached rest: a step costs O(T) instead of re-running the whole
+/// context (O(T^2) for the attention, O(T) for everything else, every step).
+///
+/// Per layer, k and v are (B, H, capacity, D) tensors of `dtype`, filled up to length();
+/// bytes() = 2 * n_layers * B * H * capacity * D * sizeof(dtype). Used only without
+/// gradients (tg::NoGradGuard): the cache is written in place, off the tape.
+class KVCache {
+ public:
+  /// A cache for `batch` sequences of up to `capacity` positions (0: the context length;
+  /// more is a ValueError, as forward refuses more tokens than the context).
+  KVCache(const TransformerConfig& config, int64_t batch, int64_t capacity = 0,
+          DType dtype = kFloat32);
+  int64_t length() const { return length_; }  ///< positions stored
+  int64_t capacity() const { return capacity_; }
+  int64_t batch() const { return batch_; }
+  size_t bytes() const;
+  /// Forgets every position (the memory stays).
+  void clear() { length_ = 0; }
+
+  struct Layer {
+    Tensor k, v;  ///< (B, H, capacity, D)
+  };
+  std::vector<Layer> layers;  ///< one per block
+
+ private:
+  friend class TransformerLM;
+  int64_t batch_, capacity_, length_ = 0;
+};
+
 /// Multi-head causal self-attention with a fused q/k/v projection and optional RoPE.
 /// x (B, T, C) -> (B, T, C). PyTorch twin: the attention half of the reference Block.
 class CausalSelfAttention : public UnaryModule {
@@ -66,6 +98,10 @@ class CausalSelfAttention : public UnaryModule {
   CausalSelfAttention(int64_t d_model, int64_t n_heads, bool rope = false,
                       double rope_theta = 10000.0, Generator& gen = default_generator());
   Tensor forward(const Tensor& x) override;
+  /// x (B, T, C) holds positions start .. start + T - 1: their k and v are written into the
+  /// cache layer at those positions, and each query attends to the cached keys 0 .. its own
+  /// position. RoPE rotates by the true positions.
+  Tensor forward(const Tensor& x, KVCache::Layer& cache, int64_t start);
   std::string extra_repr() const override;
 
   const int64_t n_heads;
@@ -91,6 +127,8 @@ class TransformerBlock : public UnaryModule {
  public:
   explicit TransformerBlock(const TransformerConfig& config, Generator& gen = default_generator());
   Tensor forward(const Tensor& x) override;
+  /// The same with the attention reading and extending a KV cache (CausalSelfAttention).
+  Tensor forward(const Tensor& x, KVCache::Layer& cache, int64_t start);
 
   RMSNorm attn_norm;
   CausalSelfAttention attn;
@@ -105,6 +143,12 @@ class TransformerLM : public Module {
   /// ids (B, T) or (T) int64 with T <= context_length -> logits (..., T, V).
   Tensor forward(const Tensor& ids);
   Tensor operator()(const Tensor& ids) { return forward(ids); }
+  /// Generation with a KV cache: ids (B, T) or (T) are the next T tokens after the
+  /// cache.length() it holds; returns their logits (..., T, V), equal to what forward gives
+  /// for those positions on the whole sequence, and extends the cache by T. MisuseError
+  /// with gradients on; ValueError if the tokens do not fit the cache or its batch differs.
+  Tensor forward(const Tensor& ids, KVCache& cache);
+  Tensor operator()(const Tensor& ids, KVCache& cache) { return forward(ids, cache); }
 
   const TransformerConfig config;
   Embedding tok_emb;

@@ -1,5 +1,5 @@
 // examples/common/sample.h — drawing the next character from a language model's logits:
-// temperature and top-k, one uniform number per draw. Used by tiny_lm sample.
+// temperature, top-k and top-p, one uniform number per draw. Used by tiny_lm sample.
 // Course: docs/course/17-tiny-lm.md (whose exercise is its body).
 #pragma once
 
@@ -18,6 +18,14 @@ namespace tg::examples {
 /// it. temperature >= 0 (the caller checks it).
 size_t sample_next(const std::vector<double>& logits, double temperature, int64_t top_k,
                    Generator& gen);
+
+/// Top-p ("nucleus") sampling on top of top-k: the smallest number of most likely characters
+/// whose probabilities, after temperature and top-k (renormalised over the top_k kept), add
+/// up to at least top_p. Pass it to sample_next as its top_k. top_p = 1 keeps the top_k
+/// (all of them for top_k = 0); temperature 0 gives 1. top_p in (0, 1] (the caller checks
+/// it).
+int64_t nucleus_size(const std::vector<double>& logits, double temperature, int64_t top_k,
+                     double top_p);
 
 /// What the model sees to predict the next character: the last context_length ids of
 /// `ids` (all of them while there are fewer), oldest first. context_length >= 1.

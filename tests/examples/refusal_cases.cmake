@@ -135,6 +135,8 @@ tapegrad_refuses(checkpoint_not_safetensors PROGRAM tiny_lm ARGS sample --checkp
 tapegrad_refuses(top_k_negative PROGRAM tiny_lm ARGS sample --top-k -1 EXPECT "--top-k: value -1")
 tapegrad_refuses(temperature_negative PROGRAM tiny_lm ARGS sample --temperature -1 EXPECT "--temperature: value -1 is not a finite number >= 0")
 tapegrad_refuses(length_negative PROGRAM tiny_lm ARGS sample --length -1 EXPECT "--length: value -1")
+tapegrad_refuses(top_p_zero PROGRAM tiny_lm ARGS sample --top-p 0 EXPECT "--top-p: value 0 is not a finite number > 0")
+tapegrad_refuses(top_p_above_one PROGRAM tiny_lm ARGS sample --top-p 1.5 EXPECT "^tiny_lm sample: --top-p must be in .0, 1., got 1.5")
 foreach(case IN ITEMS
     "no_config|is not a tiny_lm checkpoint .it has no 'config' and 'tokenizer' metadata."
     "config_not_json|TransformerConfig::from_json: .*parse error"

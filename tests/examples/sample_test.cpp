@@ -2,7 +2,8 @@
 // tiny_lm.sample): the most likely character at temperature 0, the softmax of logits /
 // temperature over the top k otherwise, measured as frequencies over many seeded draws, so
 // that a sampler that ignores the temperature, keeps one character too many or too few, or
-// overflows on large logits fails; and the context window, where an off-by-one fails.
+// overflows on large logits fails; top-p's nucleus, by hand and in the draws; and the context
+// window, where an off-by-one fails.
 #include "examples/common/sample.h"
 
 #include <cmath>
@@ -100,6 +101,47 @@ TEST(SampleNext, TheSameSeedGivesTheSameCharacters) {
   for (int i = 0; i < 200; ++i) {
     ASSERT_EQ(sample_next(kLogits, 0.8, 0, a), sample_next(kLogits, 0.8, 0, b)) << i;
   }
+}
+
+// ---------------------------------------------------------------- top-p
+// The logits of (0.05, 0.4, 0.1, 0.3, 0.15): sorted, the running sums are 0.4, 0.7, 0.85,
+// 0.95, 1.
+const std::vector<double> kFive = {std::log(0.05), std::log(0.4), std::log(0.1), std::log(0.3),
+                                   std::log(0.15)};
+
+TEST(NucleusSize, TheFewestMostLikelyWhoseSumReachesTopP) {
+  EXPECT_EQ(nucleus_size(kFive, 1.0, 0, 0.3), 1);   // 0.4 >= 0.3
+  EXPECT_EQ(nucleus_size(kFive, 1.0, 0, 0.5), 2);   // 0.4 < 0.5 <= 0.7
+  EXPECT_EQ(nucleus_size(kFive, 1.0, 0, 0.8), 3);   // 0.7 < 0.8 <= 0.85
+  EXPECT_EQ(nucleus_size(kFive, 1.0, 0, 0.9), 4);   // 0.85 < 0.9 <= 0.95
+  EXPECT_EQ(nucleus_size(kFive, 1.0, 0, 0.99), 5);  // all of them
+  EXPECT_EQ(nucleus_size(kFive, 1.0, 0, 1.0), 5);
+  // top_p = 1 keeps the top_k; temperature 0 keeps one.
+  EXPECT_EQ(nucleus_size(kFive, 1.0, 3, 1.0), 3);
+  EXPECT_EQ(nucleus_size(kFive, 0.0, 0, 0.9), 1);
+  EXPECT_EQ(nucleus_size({2.0}, 1.0, 0, 0.5), 1);
+}
+
+TEST(NucleusSize, AppliesAfterTemperatureAndTopK) {
+  // Top-k 3 renormalises (0.4, 0.3, 0.15) to (0.47, 0.35, 0.18): 0.8 needs 2 of them, where
+  // over all five it needed 3.
+  EXPECT_EQ(nucleus_size(kFive, 1.0, 3, 0.8), 2);
+  // Temperature 0.25 raises the probabilities to the 4th power: 0.4^4 is 0.73 of the total,
+  // so 0.7 needs only the first; at temperature 4 the distribution flattens and 0.7 needs 4.
+  EXPECT_EQ(nucleus_size(kFive, 0.25, 0, 0.7), 1);
+  EXPECT_EQ(nucleus_size(kFive, 4.0, 0, 0.7), 4);
+  // Logits near 1000 do not overflow.
+  EXPECT_EQ(nucleus_size({1000.0, 999.0, 0.0}, 1.0, 0, 0.6), 1);
+  EXPECT_EQ(nucleus_size({1000.0, 999.0, 0.0}, 1.0, 0, 0.9), 2);
+}
+
+TEST(NucleusSize, DrawsFollowTheRenormalisedNucleus) {
+  // top_p 0.5 keeps 0.4 and 0.3: drawn 0.571 and 0.429 of the time, the rest never.
+  const int64_t k = nucleus_size(kFive, 1.0, 0, 0.5);
+  const std::vector<double> f = frequencies(kFive, 1.0, k);
+  EXPECT_THAT(
+      f, ::testing::Pointwise(::testing::DoubleNear(kTol), {0.0, 0.4 / 0.7, 0.0, 0.3 / 0.7, 0.0}));
+  EXPECT_EQ(f[0] + f[2] + f[4], 0.0);
 }
 
 TEST(ContextWindow, KeepsTheLastContextLengthIdsOldestFirst) {
