@@ -54,6 +54,7 @@ struct TrainArgs {
   int64_t d_model = 64;
   int64_t layers = 3;
   int64_t heads = 4;
+  int64_t kv_heads = 0;  // grouped-query attention: 0 = as many as heads
   int64_t d_ff = 192;
   bool rope = true;
   double lr = 3e-3;
@@ -211,7 +212,8 @@ int train(const TrainArgs& a) {
                                .n_layers = a.layers,
                                .n_heads = a.heads,
                                .d_ff = a.d_ff,
-                               .rope = a.rope};
+                               .rope = a.rope,
+                               .n_kv_heads = a.kv_heads};
   const std::optional<tg::DType> dtype = tg::examples::autocast_dtype_from_flag("tiny_lm", a.dtype);
   nn::GradScaler scaler = tg::examples::scaler_for(dtype, a.init_scale);  // float16 only
   tg::Generator init_gen(a.seed), data_gen(a.seed + 1);
@@ -427,6 +429,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   tr->add_option("--layers", t.layers, "Transformer blocks")->check(size)->capture_default_str();
   tr->add_option("--heads", t.heads, "attention heads")->check(size)->capture_default_str();
+  tr->add_option("--kv-heads", t.kv_heads,
+                 "key/value heads, dividing --heads (grouped-query attention; 0 = --heads)")
+      ->check(count)
+      ->capture_default_str();
   tr->add_option("--d-ff", t.d_ff, "hidden width of the feed-forward")
       ->check(size)
       ->capture_default_str();

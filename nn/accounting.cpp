@@ -60,6 +60,10 @@ StepCost estimate_step(const TransformerConfig& config, int64_t B, int64_t T) {
   TG_CHECK(B >= 1 && T >= 1 && T <= config.context_length, ValueError,
            "estimate_step: B = {} and T = {} must be >= 1, T at most the context length {}", B, T,
            config.context_length);
+  TG_CHECK(config.kv_heads() == config.n_heads, ValueError,
+           "estimate_step: the formula is for multi-head attention; n_kv_heads {} of n_heads {} "
+           "(grouped-query attention) is not in it",
+           config.n_kv_heads, config.n_heads);
   const int64_t C = config.d_model, F = config.d_ff, V = config.vocab_size;
   const int64_t H = config.n_heads, L = config.n_layers, N = B * T;
   StepCost cost;

@@ -44,7 +44,7 @@ StepCost measure_step(const Tensor& loss);
 /// The cost of model(ids) then cross_entropy(logits.reshape({B * T, V}), targets) for a
 /// TransformerLM with `config`, float32, on B sequences of T tokens: what measure_step
 /// counts for that step. ValueError for a config that is not valid or B, T < 1, or T
-/// longer than the context.
+/// longer than the context, or one with grouped-query attention (not in the formula).
 StepCost estimate_step(const TransformerConfig& config, int64_t B, int64_t T);
 
 }  // namespace tg::nn

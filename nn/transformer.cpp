@@ -20,7 +20,10 @@ int64_t TransformerConfig::num_parameters() const {
   };
   add({vocab_size, d_model}, 2);
   add({n_layers, d_model}, 2);
-  add({n_layers, d_model, d_model}, 4);
+  // qkv makes q (C) and Hkv key and value heads of D = C / H: C + 2 Hkv D outputs; proj C.
+  const int64_t kv_width = n_heads > 0 ? kv_heads() * (d_model / n_heads) : d_model;
+  add({n_layers, d_model, d_model}, 2);
+  add({n_layers, d_model, kv_width}, 2);
   add({n_layers, d_model, d_ff}, 3);
   add({d_model});
   return total;
@@ -38,6 +41,9 @@ void TransformerConfig::validate() const {
   positive("d_ff", d_ff);
   TG_CHECK(d_model % n_heads == 0, ValueError,
            "TransformerConfig: d_model {} is not divisible by n_heads {}", d_model, n_heads);
+  TG_CHECK(n_kv_heads >= 0 && n_heads % kv_heads() == 0, ValueError,
+           "TransformerConfig: n_kv_heads {} must divide n_heads {} (0: as many as n_heads)",
+           n_kv_heads, n_heads);
   TG_CHECK(!rope || (d_model / n_heads) % 2 == 0, ValueError,
            "TransformerConfig: rope needs an even head dim, got d_model / n_heads = {}",
            d_model / n_heads);
@@ -66,7 +72,7 @@ std::string TransformerConfig::to_json() const {
                         {"d_model", d_model},       {"n_layers", n_layers},
                         {"n_heads", n_heads},       {"d_ff", d_ff},
                         {"norm_eps", norm_eps},     {"rope", rope},
-                        {"rope_theta", rope_theta}}
+                        {"rope_theta", rope_theta}, {"n_kv_heads", n_kv_heads}}
       .dump();
 }
 
@@ -83,6 +89,8 @@ TransformerConfig TransformerConfig::from_json(const std::string& text) {
     c.norm_eps = j.at("norm_eps").get<double>();
     c.rope = j.at("rope").get<bool>();
     c.rope_theta = j.at("rope_theta").get<double>();
+    // Checkpoints from before grouped-query attention have no n_kv_heads: as many as n_heads.
+    c.n_kv_heads = j.contains("n_kv_heads") ? j.at("n_kv_heads").get<int64_t>() : 0;
   } catch (const nlohmann::json::exception& e) {
     TG_CHECK(false, ValueError, "TransformerConfig::from_json: {} in '{}'", e.what(), text);
   }
@@ -92,15 +100,21 @@ TransformerConfig TransformerConfig::from_json(const std::string& text) {
 
 // ---------------------------------------------------------------- attention
 CausalSelfAttention::CausalSelfAttention(int64_t d_model, int64_t n_heads_, bool rope, double theta,
-                                         Generator& gen)
+                                         Generator& gen, int64_t n_kv_heads_)
     : UnaryModule("CausalSelfAttention"),
       n_heads(n_heads_),
+      n_kv_heads(n_kv_heads_ == 0 ? n_heads_ : n_kv_heads_),
       use_rope(rope),
       rope_theta(theta),
-      qkv(d_model, 3 * d_model, {.bias = false}, gen),
+      qkv(d_model,
+          d_model + 2 * std::max<int64_t>(n_kv_heads, 1) *
+                        (n_heads > 0 && d_model % n_heads == 0 ? d_model / n_heads : 1),
+          {.bias = false}, gen),
       proj(d_model, d_model, {.bias = false}, gen) {
   TG_CHECK(n_heads > 0 && d_model % n_heads == 0, ValueError,
            "CausalSelfAttention: d_model {} is not divisible by n_heads {}", d_model, n_heads);
+  TG_CHECK(n_kv_heads > 0 && n_heads % n_kv_heads == 0, ValueError,
+           "CausalSelfAttention: n_kv_heads {} does not divide n_heads {}", n_kv_heads, n_heads);
   register_module("qkv", qkv);
   register_module("proj", proj);
 }
@@ -115,15 +129,20 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
   // split (ops/join.h) rather than three narrows: the pieces are the same views, but split's
   // backward writes dq, dk and dv side by side into one (B, T, 3C) gradient, where three
   // narrows would each pad theirs with zeros to (B, T, 3C) and the engine would add the three.
-  const std::vector<Tensor> parts = split(qkv(x), C, 2);
-  auto heads = [&](const Tensor& part) { return part.reshape({B, T, n_heads, D}).transpose(1, 2); };
-  Tensor q = heads(parts[0]), k = heads(parts[1]), v = heads(parts[2]);
+  // Under grouped-query attention k and v are narrower: n_kv_heads heads of D channels each.
+  const std::vector<Tensor> parts = split(qkv(x), {C, n_kv_heads * D, n_kv_heads * D}, 2);
+  auto heads = [&](const Tensor& part, int64_t h) {
+    return part.reshape({B, T, h, D}).transpose(1, 2);
+  };
+  Tensor q = heads(parts[0], n_heads), k = heads(parts[1], n_kv_heads),
+         v = heads(parts[2], n_kv_heads);
   if (use_rope) {
     const Tensor positions = arange(static_cast<double>(T), kInt64);
     q = rope(q, positions, rope_theta);
     k = rope(k, positions, rope_theta);
   }
-  const Tensor out = scaled_dot_product_attention(q, k, v, Tensor(), /*causal=*/true);
+  const Tensor out = scaled_dot_product_attention(q, k, v, Tensor(), /*causal=*/true, std::nullopt,
+                                                  /*enable_gqa=*/true);
   // Back to (B, T, H, D) and the heads side by side again: (B, T, C).
   return proj(out.transpose(1, 2).reshape({B, T, C}));
 }
@@ -132,9 +151,12 @@ Tensor CausalSelfAttention::forward(const Tensor& x, KVCache::Layer& cache, int6
   TG_CHECK(x.dim() == 3 && x.size(2) == qkv.in_features, ShapeError,
            "CausalSelfAttention: expected x (B, T, {}), got {}", qkv.in_features, x.shape());
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2), D = C / n_heads;
-  const std::vector<Tensor> parts = split(qkv(x), C, 2);
-  auto heads = [&](const Tensor& part) { return part.reshape({B, T, n_heads, D}).transpose(1, 2); };
-  Tensor q = heads(parts[0]), k = heads(parts[1]), v = heads(parts[2]);
+  const std::vector<Tensor> parts = split(qkv(x), {C, n_kv_heads * D, n_kv_heads * D}, 2);
+  auto heads = [&](const Tensor& part, int64_t h) {
+    return part.reshape({B, T, h, D}).transpose(1, 2);
+  };
+  Tensor q = heads(parts[0], n_heads), k = heads(parts[1], n_kv_heads),
+         v = heads(parts[2], n_kv_heads);
   if (use_rope) {  // the true positions: rotations depend on them, not on the slot in x
     const Tensor positions =
         arange(static_cast<double>(start), static_cast<double>(start + T), 1.0, kInt64);
@@ -157,13 +179,18 @@ Tensor CausalSelfAttention::forward(const Tensor& x, KVCache::Layer& cache, int6
     for (int64_t i = 0; i < T; ++i)
       for (int64_t j = 0; j < L; ++j) keep[i * L + j] = j <= start + i;
   }
-  const Tensor out = scaled_dot_product_attention(q, keys, values, mask, T > 1 && start == 0);
+  const Tensor out =
+      scaled_dot_product_attention(q, keys, values, mask, T > 1 && start == 0, std::nullopt, true);
   const Tensor merged = out.transpose(1, 2).reshape({B, T, C});  // (B, T, H, D) -> (B, T, C)
   return proj(merged);
   // exercise kv_cache.attend: end
 }
 
 std::string CausalSelfAttention::extra_repr() const {
+  if (n_kv_heads != n_heads) {
+    return fmt::format("n_heads={}, n_kv_heads={}, rope={}", n_heads, n_kv_heads,
+                       use_rope ? "True" : "False");
+  }
   return fmt::format("n_heads={}, rope={}", n_heads, use_rope ? "True" : "False");
 }
 
@@ -188,7 +215,7 @@ Tensor SwiGLUFeedForward::forward(const Tensor& x) {
 TransformerBlock::TransformerBlock(const TransformerConfig& c, Generator& gen)
     : UnaryModule("TransformerBlock"),
       attn_norm(c.d_model, {.eps = c.norm_eps}),
-      attn(c.d_model, c.n_heads, c.rope, c.rope_theta, gen),
+      attn(c.d_model, c.n_heads, c.rope, c.rope_theta, gen, c.kv_heads()),
       ffn_norm(c.d_model, {.eps = c.norm_eps}),
       ffn(c.d_model, c.d_ff, gen) {
   register_module("attn_norm", attn_norm);
@@ -225,8 +252,8 @@ KVCache::KVCache(const TransformerConfig& config, int64_t batch, int64_t capacit
   TG_CHECK(is_floating_point(dtype), DTypeError, "KVCache: dtype must be floating, got {}", dtype);
   const int64_t D = config.d_model / config.n_heads;
   for (int64_t i = 0; i < config.n_layers; ++i) {
-    layers.push_back({zeros({batch, config.n_heads, capacity_, D}, dtype),
-                      zeros({batch, config.n_heads, capacity_, D}, dtype)});
+    layers.push_back({zeros({batch, config.kv_heads(), capacity_, D}, dtype),
+                      zeros({batch, config.kv_heads(), capacity_, D}, dtype)});
   }
 }
 

@@ -43,6 +43,10 @@ struct TransformerConfig {
   double norm_eps = 1e-5;
   bool rope = false;  ///< rotary position embedding on q and k (else: no positions at all)
   double rope_theta = 10000.0;
+  /// Key/value heads (grouped-query attention): each serves n_heads / n_kv_heads query heads.
+  /// 0 means n_heads (plain multi-head attention); 1 is multi-query attention.
+  int64_t n_kv_heads = 0;
+  int64_t kv_heads() const { return n_kv_heads == 0 ? n_heads : n_kv_heads; }
 
   /// The largest model a config may describe: 2^28 parameters, 1 GiB of float32 (4 GiB
   /// with gradients and AdamW's two moments). A checkpoint's config is checked against it
@@ -65,8 +69,9 @@ struct TransformerConfig {
 /// v and attends to the cached rest: a step costs O(T) instead of re-running the whole
 /// context (O(T^2) for the attention, O(T) for everything else, every step).
 ///
-/// Per layer, k and v are (B, H, capacity, D) tensors of `dtype`, filled up to length();
-/// bytes() = 2 * n_layers * B * H * capacity * D * sizeof(dtype). Used only without
+/// Per layer, k and v are (B, Hkv, capacity, D) tensors of `dtype`, filled up to length(),
+/// with Hkv the model's kv heads (n_heads, or fewer under grouped-query attention);
+/// bytes() = 2 * n_layers * B * Hkv * capacity * D * sizeof(dtype). Used only without
 /// gradients (tg::NoGradGuard): the cache is written in place, off the tape.
 class KVCache {
  public:
@@ -82,7 +87,7 @@ class KVCache {
   void clear() { length_ = 0; }
 
   struct Layer {
-    Tensor k, v;  ///< (B, H, capacity, D)
+    Tensor k, v;  ///< (B, Hkv, capacity, D)
   };
   std::vector<Layer> layers;  ///< one per block
 
@@ -93,10 +98,13 @@ class KVCache {
 
 /// Multi-head causal self-attention with a fused q/k/v projection and optional RoPE.
 /// x (B, T, C) -> (B, T, C). PyTorch twin: the attention half of the reference Block.
+/// With n_kv_heads < n_heads (grouped-query attention) the projection makes n_kv_heads key
+/// and value heads of D = C / n_heads each: qkv is C -> C + 2 n_kv_heads D.
 class CausalSelfAttention : public UnaryModule {
  public:
   CausalSelfAttention(int64_t d_model, int64_t n_heads, bool rope = false,
-                      double rope_theta = 10000.0, Generator& gen = default_generator());
+                      double rope_theta = 10000.0, Generator& gen = default_generator(),
+                      int64_t n_kv_heads = 0);
   Tensor forward(const Tensor& x) override;
   /// x (B, T, C) holds positions start .. start + T - 1: their k and v are written into the
   /// cache layer at those positions, and each query attends to the cached keys 0 .. its own
@@ -105,9 +113,10 @@ class CausalSelfAttention : public UnaryModule {
   std::string extra_repr() const override;
 
   const int64_t n_heads;
+  const int64_t n_kv_heads;  ///< n_heads unless grouped-query attention
   const bool use_rope;
   const double rope_theta;
-  Linear qkv;   ///< C -> 3C: q, k and v for every head in one matmul
+  Linear qkv;   ///< C -> 3C (C + 2 n_kv_heads D): q, k and v for every head in one matmul
   Linear proj;  ///< C -> C: mixes the heads' outputs back into the residual stream
 };
 

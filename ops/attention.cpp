@@ -217,7 +217,7 @@ bool broadcasts_to(const Shape& mask, const Shape& full) {
 }
 
 void check_args(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, bool causal,
-                double scale) {
+                double scale, bool enable_gqa) {
   TG_CHECK(is_floating_point(q.dtype()), DTypeError,
            "{}: q {} is {}; attention needs a floating dtype", kOp, q.shape(), q.dtype());
   TG_CHECK(k.dtype() == q.dtype() && v.dtype() == q.dtype(), DTypeError,
@@ -226,10 +226,15 @@ void check_args(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor&
   TG_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, ShapeError,
            "{}: q, k, v must be 4-D (B, H, T, D), got q {}, k {}, v {}", kOp, q.shape(), k.shape(),
            v.shape());
-  TG_CHECK(k.size(0) == q.size(0) && k.size(1) == q.size(1) && v.size(0) == q.size(0) &&
-               v.size(1) == q.size(1),
-           ShapeError, "{}: q {}, k {}, v {} disagree on batch and heads (B, H)", kOp, q.shape(),
-           k.shape(), v.shape());
+  TG_CHECK(k.size(0) == q.size(0) && v.size(0) == q.size(0) && v.size(1) == k.size(1) &&
+               (enable_gqa || k.size(1) == q.size(1)),
+           ShapeError, "{}: q {}, k {}, v {} disagree on batch and heads (B, H){}", kOp, q.shape(),
+           k.shape(), v.shape(),
+           enable_gqa || k.size(1) == q.size(1) ? "" : " (fewer kv heads need enable_gqa)");
+  TG_CHECK(!enable_gqa || (k.size(1) >= 1 && q.size(1) % k.size(1) == 0), ShapeError,
+           "{}: grouped-query attention needs the kv heads of k {} to divide the query heads of "
+           "q {} ({} by {})",
+           kOp, k.shape(), q.shape(), q.size(1), k.size(1));
   TG_CHECK(k.size(3) == q.size(3), ShapeError,
            "{}: q {} and k {} disagree on the head dim D ({} vs {})", kOp, q.shape(), k.shape(),
            q.size(3), k.size(3));
@@ -267,7 +272,8 @@ AttentionMask<F> mask_view(const Tensor& mask, bool causal) {
 }
 
 AttentionDims dims_of(const Tensor& q, const Tensor& k, const Tensor& v) {
-  return {q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), v.size(3)};
+  const int64_t group = k.size(1) > 0 ? q.size(1) / k.size(1) : 1;
+  return {q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), v.size(3), group};
 }
 
 /// True when t's last dim is contiguous (or has one element): the kernels can read its rows
@@ -278,10 +284,11 @@ bool rows_contiguous(const Tensor& t) { return t.size(3) <= 1 || t.stride(3) == 
 Tensor readable(const Tensor& t) { return rows_contiguous(t) ? t : t.contiguous(); }
 
 /// The kernels' view of a (B, H, T, X) tensor (undefined: a null one).
+/// `group` > 1 for k, v and their gradients under grouped-query attention (HeadRows::group).
 template <class F>
-HeadRows<F> rows_of(const Tensor& t, bool add = false) {
+HeadRows<F> rows_of(const Tensor& t, bool add = false, int64_t group = 1) {
   if (!t.defined()) return {};
-  return {static_cast<F*>(t.raw_data()), t.stride(0), t.stride(1), t.stride(2), add};
+  return {static_cast<F*>(t.raw_data()), t.stride(0), t.stride(1), t.stride(2), add, group};
 }
 
 /// A new (B, H, T, X) tensor laid out like `like`, as torch.empty_like keeps strides: when
@@ -325,11 +332,12 @@ struct Attention : Function<Attention> {
 
   // forward: out_i = sum_j softmax_j(scale * q_i . k_j + m_ij) v_j, per (b, h, i)
   static Tensor forward(Context<State>& ctx, const Tensor& q, const Tensor& k, const Tensor& v,
-                        const Tensor& mask, bool causal, std::optional<double> scale_opt) {
+                        const Tensor& mask, bool causal, std::optional<double> scale_opt,
+                        bool enable_gqa) {
     TG_CHECK(q.dim() == 4, ShapeError, "{}: q must be 4-D (B, H, Tq, D), got shape {}", kOp,
              q.shape());
     const double scale = scale_opt.value_or(1.0 / std::sqrt(static_cast<double>(q.size(3))));
-    check_args(q, k, v, mask, causal, scale);
+    check_args(q, k, v, mask, causal, scale, enable_gqa);
     const AttentionDims n = dims_of(q, k, v);
     const DType ct = detail::compute_type(q.dtype());
     const Tensor maskr = float_mask(mask, ct);
@@ -341,17 +349,18 @@ struct Attention : Function<Attention> {
     if (auto* bf16 = kernels::attention_forward_bf16.get();
         bf16 && !tiled && q.dtype() == kBFloat16) {
       // The fast path's bfloat16 kernel reads q, k and v as they are (see ops/attention.h).
-      bf16(rows_of<const BFloat16>(readable(q)), rows_of<const BFloat16>(readable(k)),
-           rows_of<const BFloat16>(readable(v)), rows_of<float>(out), lse.data<float>(), n,
-           static_cast<float>(scale), mask_view<float>(maskr, causal));
+      bf16(rows_of<const BFloat16>(readable(q)),
+           rows_of<const BFloat16>(readable(k), false, n.group),
+           rows_of<const BFloat16>(readable(v), false, n.group), rows_of<float>(out),
+           lse.data<float>(), n, static_cast<float>(scale), mask_view<float>(maskr, causal));
     } else {
       const Tensor qr = kernel_input(q, ct), kr = kernel_input(k, ct), vr = kernel_input(v, ct);
       detail::visit_compute(ct, [&]<class F>() {
         // Both kernels take the same arguments; the tiled one, its tile sizes too.
         auto run = [&](auto* kernel, auto... tiles_if_tiled) {
-          kernel(rows_of<const F>(qr), rows_of<const F>(kr), rows_of<const F>(vr), rows_of<F>(out),
-                 lse.data<F>(), n, static_cast<F>(scale), mask_view<F>(maskr, causal),
-                 tiles_if_tiled...);
+          kernel(rows_of<const F>(qr), rows_of<const F>(kr, false, n.group),
+                 rows_of<const F>(vr, false, n.group), rows_of<F>(out), lse.data<F>(), n,
+                 static_cast<F>(scale), mask_view<F>(maskr, causal), tiles_if_tiled...);
         };
         if (tiled) run(kernels::attention_tiled_forward.get<F>(), tiles);
         else run(kernels::attention_forward.get<F>());
@@ -389,20 +398,21 @@ struct Attention : Function<Attention> {
     if (auto* bf16 = kernels::attention_backward_bf16.get();
         bf16 && !tiled && q.dtype() == kBFloat16 && g[0].dtype() == kBFloat16) {
       bf16(rows_of<const BFloat16>(readable(g[0])), rows_of<const BFloat16>(readable(q)),
-           rows_of<const BFloat16>(readable(k)), rows_of<const BFloat16>(readable(v)),
+           rows_of<const BFloat16>(readable(k), false, n.group),
+           rows_of<const BFloat16>(readable(v), false, n.group),
            rows_of<const BFloat16>(readable(out)), lse.data<float>(),
-           rows_of<float>(dq.tensor, dq.add), rows_of<float>(dk.tensor, dk.add),
-           rows_of<float>(dv.tensor, dv.add), ds.defined() ? ds.data<float>() : nullptr, n,
+           rows_of<float>(dq.tensor, dq.add), rows_of<float>(dk.tensor, dk.add, n.group),
+           rows_of<float>(dv.tensor, dv.add, n.group), ds.defined() ? ds.data<float>() : nullptr, n,
            static_cast<float>(ctx.state.scale), mask_view<float>(maskr, ctx.state.causal));
     } else {
       const Tensor qr = kernel_input(q, ct), kr = kernel_input(k, ct), vr = kernel_input(v, ct);
       const Tensor outr = kernel_input(out, ct), gr = kernel_input(g[0], ct);
       detail::visit_compute(ct, [&]<class F>() {
         auto run = [&](auto* kernel, auto... tiles_if_tiled) {
-          kernel(rows_of<const F>(gr), rows_of<const F>(qr), rows_of<const F>(kr),
-                 rows_of<const F>(vr), rows_of<const F>(outr), lse.data<F>(),
-                 rows_of<F>(dq.tensor, dq.add), rows_of<F>(dk.tensor, dk.add),
-                 rows_of<F>(dv.tensor, dv.add), ds.defined() ? ds.data<F>() : nullptr, n,
+          kernel(rows_of<const F>(gr), rows_of<const F>(qr), rows_of<const F>(kr, false, n.group),
+                 rows_of<const F>(vr, false, n.group), rows_of<const F>(outr), lse.data<F>(),
+                 rows_of<F>(dq.tensor, dq.add), rows_of<F>(dk.tensor, dk.add, n.group),
+                 rows_of<F>(dv.tensor, dv.add, n.group), ds.defined() ? ds.data<F>() : nullptr, n,
                  static_cast<F>(ctx.state.scale), mask_view<F>(maskr, ctx.state.causal),
                  tiles_if_tiled...);
         };
@@ -455,8 +465,8 @@ constinit kernels::KernelPair<kernels::AttentionBackward, float, double>
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& mask, bool causal, std::optional<double> scale,
-                                    Here here) {
-  return Attention::apply_at(here, q, k, v, mask, causal, scale);
+                                    bool enable_gqa, Here here) {
+  return Attention::apply_at(here, q, k, v, mask, causal, scale, enable_gqa);
 }
 
 }  // namespace tg

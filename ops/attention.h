@@ -22,6 +22,10 @@ namespace tg {
 /// softmax(scale * q k^T + mask) v over the last two dims, for q (B, H, Tq, D), k (B, H, Tk, D),
 /// v (B, H, Tk, Dv); returns (B, H, Tq, Dv). float32 or float64, all of one dtype.
 ///
+/// - `enable_gqa` (grouped-query attention, as in PyTorch 2.5): k and v may have fewer heads,
+///   Hkv, dividing H; query head h then reads kv head h / (H / Hkv), so each kv head serves a
+///   group of H / Hkv consecutive query heads (Hkv = 1 is multi-query attention, Hkv = H the
+///   plain multi-head case), and dk, dv sum over the heads of their group.
 /// - `scale` defaults to 1 / sqrt(D); it must be finite and > 0.
 /// - `mask` (optional) broadcasts to (B, H, Tq, Tk), e.g. (Tq, Tk) or (B, 1, Tq, Tk):
 ///   bool (true = may attend) or q's floating dtype (added to the scores; -inf blocks a key).
@@ -36,7 +40,7 @@ namespace tg {
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& mask = Tensor(), bool causal = false,
                                     std::optional<double> scale = std::nullopt,
-                                    Here here = Here::current());
+                                    bool enable_gqa = false, Here here = Here::current());
 
 /// The two kernels of scaled_dot_product_attention. The same math, the same saved tensors (q,
 /// k, v, out and one logsumexp per query); they differ in the order of the work.
@@ -85,20 +89,25 @@ class AttentionAlgorithmGuard {
 // contiguous. The write rule of ops/kernels.h.
 namespace tg::kernels {
 
-/// The sizes of one call (see the shape legend).
+/// The sizes of one call (see the shape legend). H counts the query heads; k, v, dk and dv
+/// have H / group heads (group = 1 unless grouped-query attention).
 struct AttentionDims {
   int64_t B, H, Tq, Tk, D, Dv;
+  int64_t group = 1;  // query heads per kv head
 };
 
 /// One (B, H, T, X) operand, in place: row t of (b, h) starts at row(b, h, t) and its X
 /// elements are contiguous. For a gradient, `add` is GradOut's (ops/kernels.h); a null
-/// `data` stands for a gradient nobody asked for.
+/// `data` stands for a gradient nobody asked for. A kv operand (k, v, dk, dv) has `group` set:
+/// row(b, h, t) with a QUERY head h gives the row of kv head h / group, so the kernels index
+/// every operand by the query head.
 template <class F>
 struct HeadRows {
   F* data = nullptr;
   int64_t sb = 0, sh = 0, st = 0;  // strides of b, h, t, in elements
   bool add = false;
-  F* row(int64_t b, int64_t h, int64_t t) const { return data + b * sb + h * sh + t * st; }
+  int64_t group = 1;
+  F* row(int64_t b, int64_t h, int64_t t) const { return data + b * sb + h / group * sh + t * st; }
   explicit operator bool() const { return data != nullptr; }
 };
 

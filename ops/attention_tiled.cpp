@@ -28,9 +28,11 @@
 //   dq_i += scale ds_ij k_j  dk_j += scale ds_ij q_i   dmask_ij = ds_ij
 // with delta_i = dout_i . out_i computed once per row before the tiles. Key tiles run
 // outside and query tiles inside (FlashAttention-2's order): dk_j and dv_j sum over every
-// query, so a key tile keeps them in tile_k x (D + Dv) scratch for its whole life and stores
-// them once; dq_i receives one share per key tile, added in place. Each sum runs over its
-// terms in the row kernel's order, so given the same L the gradients are the same bits.
+// query, so a key tile keeps them in tile_k x (D + Dv) scratch for its whole life and adds
+// them once; dq_i receives one share per key tile, added in place. Under grouped-query
+// attention a kv head serves several query heads: the key tile's scratch sums over all of
+// them before it is added. Each sum runs over its terms in the row kernel's order, so given
+// the same L the gradients are the same bits.
 //
 // The causal rule (key j visible to query i when j <= i) skips whole tiles: the forward stops
 // at the first key no row of the tile may see, and the backward starts a key tile's query
@@ -206,19 +208,20 @@ void backward_tile(const SliceGrads<F>& g, int64_t i0, int64_t rows, int64_t j0,
   // exercise attention.tiled_backward: end
 }
 
-/// A key tile's scratch rows (cols x X) into rows j0.. of gradient `grad`: written, or added
-/// to an existing .grad (the write rule of ops/kernels.h).
+/// Adds a key tile's scratch rows (cols x X) into rows j0.. of gradient `grad` (zeroed
+/// before the first tile, unless it is an existing .grad: the write rule of ops/kernels.h).
 template <class F>
-void store_tile(const F* tile, HeadRows<F> grad, int64_t b, int64_t h, int64_t j0, int64_t cols,
-                int64_t X) {
+void add_tile(const F* tile, HeadRows<F> grad, int64_t b, int64_t h, int64_t j0, int64_t cols,
+              int64_t X) {
   for (int64_t c = 0; c < cols; ++c) {
     F* gj = grad.row(b, h, j0 + c);
-    for (int64_t x = 0; x < X; ++x) gj[x] = grad.add ? gj[x] + tile[c * X + x] : tile[c * X + x];
+    for (int64_t x = 0; x < X; ++x) gj[x] += tile[c * X + x];
   }
 }
 
-/// For each (b, h): the deltas, then key tiles outside and query tiles inside; each key
-/// tile's dk and dv are stored when its last query tile is done.
+/// For each batch and kv head: the deltas of its query heads, then key tiles outside and, for
+/// each query head of the kv head's group (one head unless grouped-query attention), the
+/// query tiles inside; a key tile's dk and dv sum over all of them and are added once.
 template <class F>
 void attention_tiled_backward(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<const F> k,
                               HeadRows<const F> v, HeadRows<const F> out, const F* lse,
@@ -226,43 +229,42 @@ void attention_tiled_backward(HeadRows<const F> dout, HeadRows<const F> q, HeadR
                               const AttentionDims& n, F scale, const AttentionMask<F>& mask,
                               AttentionTiles tiles) {
   kernels::zero_rows_unless_adding(dq, n.B, n.H, n.Tq, n.D);
+  kernels::zero_rows_unless_adding(dk, n.B, n.H, n.Tk, n.D);
+  kernels::zero_rows_unless_adding(dv, n.B, n.H, n.Tk, n.Dv);
   if (dmask != nullptr) std::fill(dmask, dmask + n.B * n.H * n.Tq * n.Tk, F(0));
-  std::vector<F> delta(static_cast<size_t>(n.Tq));
+  std::vector<F> delta(static_cast<size_t>(n.group * n.Tq));
   std::vector<F> dk_tile(dk ? static_cast<size_t>(tiles.k * n.D) : 0);
   std::vector<F> dv_tile(dv ? static_cast<size_t>(tiles.k * n.Dv) : 0);
   for (int64_t b = 0; b < n.B; ++b) {
-    for (int64_t h = 0; h < n.H; ++h) {
-      const int64_t bh = b * n.H + h;
-      for (int64_t i = 0; i < n.Tq; ++i) {
-        const F* gi = dout.row(b, h, i);
-        const F* oi = out.row(b, h, i);
-        F d = 0;
-        for (int64_t x = 0; x < n.Dv; ++x) d += gi[x] * oi[x];
-        delta[static_cast<size_t>(i)] = d;
+    for (int64_t h0 = 0; h0 < n.H; h0 += n.group) {  // the first query head of a kv head
+      std::vector<SliceGrads<F>> heads;
+      for (int64_t h = h0; h < h0 + n.group; ++h) {
+        const int64_t bh = b * n.H + h;
+        F* dh = delta.data() + (h - h0) * n.Tq;
+        for (int64_t i = 0; i < n.Tq; ++i) {
+          const F* gi = dout.row(b, h, i);
+          const F* oi = out.row(b, h, i);
+          F d = 0;
+          for (int64_t x = 0; x < n.Dv; ++x) d += gi[x] * oi[x];
+          dh[i] = d;
+        }
+        heads.push_back({dout, q, k, v, dq, lse + bh * n.Tq, dh,
+                         dmask != nullptr ? dmask + bh * n.Tq * n.Tk : nullptr,
+                         dk ? dk_tile.data() : nullptr, dv ? dv_tile.data() : nullptr, b, h});
       }
-      const SliceGrads<F> g{dout,
-                            q,
-                            k,
-                            v,
-                            dq,
-                            lse + bh * n.Tq,
-                            delta.data(),
-                            dmask != nullptr ? dmask + bh * n.Tq * n.Tk : nullptr,
-                            dk ? dk_tile.data() : nullptr,
-                            dv ? dv_tile.data() : nullptr,
-                            b,
-                            h};
       for (int64_t j0 = 0; j0 < n.Tk; j0 += tiles.k) {
         const int64_t cols = std::min(tiles.k, n.Tk - j0);
         std::fill(dk_tile.begin(), dk_tile.end(), F(0));
         std::fill(dv_tile.begin(), dv_tile.end(), F(0));
         // Causal: rows i < j0 see no key of this tile; start at the query tile holding j0.
         const int64_t first = mask.causal ? j0 / tiles.q * tiles.q : 0;
-        for (int64_t i0 = first; i0 < n.Tq; i0 += tiles.q) {
-          backward_tile(g, i0, std::min(tiles.q, n.Tq - i0), j0, cols, n, scale, mask);
+        for (const SliceGrads<F>& g : heads) {
+          for (int64_t i0 = first; i0 < n.Tq; i0 += tiles.q) {
+            backward_tile(g, i0, std::min(tiles.q, n.Tq - i0), j0, cols, n, scale, mask);
+          }
         }
-        if (dk) store_tile(dk_tile.data(), dk, b, h, j0, cols, n.D);
-        if (dv) store_tile(dv_tile.data(), dv, b, h, j0, cols, n.Dv);
+        if (dk) add_tile(dk_tile.data(), dk, b, h0, j0, cols, n.D);
+        if (dv) add_tile(dv_tile.data(), dv, b, h0, j0, cols, n.Dv);
       }
     }
   }

@@ -91,8 +91,6 @@ void backward_slice(HeadRows<const In> dout, HeadRows<const In> q, HeadRows<cons
   const int64_t bh = b * n.H + h;
   const F* lse = lse_all + bh * n.Tq;
   F* dmask = dmask_all == nullptr ? nullptr : dmask_all + bh * n.Tq * n.Tk;
-  zero_slice(dk, b, h, n.Tk, n.D);
-  zero_slice(dv, b, h, n.Tk, n.Dv);
   for (int64_t i0 = 0; i0 < n.Tq; i0 += kBlockRows) {
     const int64_t rows = std::min(kBlockRows, n.Tq - i0);
     const int64_t keys = kernels::attention_key_end(n, mask.causal, i0 + rows);
@@ -161,20 +159,26 @@ void attention_forward(HeadRows<const In> q, HeadRows<const In> k, HeadRows<cons
   });
 }
 
-/// Threads take whole (b, h) slices, so every dk_j and dv_j sum runs on one thread in one
-/// order.
+/// Threads take whole kv slices (a batch and kv head: the query heads of its group, one but
+/// under grouped-query attention), so every dk_j and dv_j sum runs on one thread in one order.
 template <class F, class In = F>
 void attention_backward(HeadRows<const In> dout, HeadRows<const In> q, HeadRows<const In> k,
                         HeadRows<const In> v, HeadRows<const In> out, const F* lse, HeadRows<F> dq,
                         HeadRows<F> dk, HeadRows<F> dv, F* dmask, const AttentionDims& n, F scale,
                         const AttentionMask<F>& mask) {
-  parallel_rows(n.B * n.H, 2 * slice_work(n), [&](int64_t begin, int64_t end) {
+  const int64_t kv_heads = n.H / n.group;
+  parallel_rows(n.B * kv_heads, 2 * n.group * slice_work(n), [&](int64_t begin, int64_t end) {
     std::vector<F> p(block_size(n)), dp(block_size(n));
     std::vector<In> pb(operand_size<F, In>(n)), dsb(operand_size<F, In>(n));
     std::vector<F> rows_scratch(std::is_same_v<In, F> ? 0 : static_cast<size_t>(2 * n.Dv));
-    for (int64_t bh = begin; bh < end; ++bh) {
-      backward_slice(dout, q, k, v, out, lse, dq, dk, dv, dmask, p.data(), dp.data(), pb.data(),
-                     dsb.data(), rows_scratch.data(), n, scale, mask, bh / n.H, bh % n.H);
+    for (int64_t s = begin; s < end; ++s) {
+      const int64_t b = s / kv_heads, h0 = s % kv_heads * n.group;
+      zero_slice(dk, b, h0, n.Tk, n.D);  // dk and dv sum over every query block and head
+      zero_slice(dv, b, h0, n.Tk, n.Dv);
+      for (int64_t h = h0; h < h0 + n.group; ++h) {
+        backward_slice(dout, q, k, v, out, lse, dq, dk, dv, dmask, p.data(), dp.data(), pb.data(),
+                       dsb.data(), rows_scratch.data(), n, scale, mask, b, h);
+      }
     }
   });
 }

@@ -16,9 +16,11 @@
 //     dQ_t += scale dS K_t                         gemm NN, in place
 //
 // Only tile_q x tile_k scores exist at a time, and the key tile's dK, dV stay in scratch
-// until its last query tile: the working set is fixed by the tiles, not by T. (b, h) slices
-// run on separate threads, each in a fixed order, so the result does not depend on the
-// thread count. float and double; bfloat16 inputs widen to float for this kernel.
+// until its last query tile: the working set is fixed by the tiles, not by T. Slices run on
+// separate threads, each in a fixed order, so the result does not depend on the thread
+// count: the forward's are (b, h), the backward's a batch and kv head, with every query head
+// that shares it (grouped-query attention). float and double; bfloat16 inputs widen to float
+// for this kernel.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -87,7 +89,7 @@ void tiled_forward_slice(HeadRows<const F> q, HeadRows<const F> k, HeadRows<cons
 }
 
 /// Scratch of one thread's backward: a tile of P and of dP (tile_q x tile_k), the key tile's
-/// dK and dV, and the slice's deltas.
+/// dK and dV, and the deltas of the kv slice's query heads.
 template <class F>
 struct BackwardScratch {
   std::vector<F> p, dp, dk, dv, delta;
@@ -96,7 +98,7 @@ struct BackwardScratch {
         dp(p.size()),
         dk(static_cast<size_t>(t.k * n.D)),
         dv(static_cast<size_t>(t.k * n.Dv)),
-        delta(static_cast<size_t>(n.Tq)) {}
+        delta(static_cast<size_t>(n.group * n.Tq)) {}
 };
 
 /// A key tile's dK or dV scratch (cols x X) into rows j0.. of `grad`: written, or added to an
@@ -112,56 +114,68 @@ void store_tile(const F* tile, HeadRows<F> grad, int64_t b, int64_t h, int64_t j
   }
 }
 
-/// One (b, h) slice backward, in FlashAttention-2's order (see the top).
+/// One kv slice backward (batch b, the query heads h0 .. h0 + group - 1 that share a kv
+/// head), in FlashAttention-2's order (see the top): a key tile's dK and dV sum over every
+/// query tile of every head of the group, then are stored once.
 template <class F>
 void tiled_backward_slice(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<const F> k,
                           HeadRows<const F> v, HeadRows<const F> out, const F* lse_all,
                           HeadRows<F> dq, HeadRows<F> dk, HeadRows<F> dv, F* dmask_all,
                           BackwardScratch<F>& w, const AttentionDims& n, F scale,
                           const AttentionMask<F>& mask, AttentionTiles tiles, int64_t b,
-                          int64_t h) {
-  const int64_t bh = b * n.H + h;
-  const F* lse = lse_all + bh * n.Tq;
-  F* dmask = dmask_all == nullptr ? nullptr : dmask_all + bh * n.Tq * n.Tk;
-  if (dq && !dq.add) zero_slice(dq, b, h, n.Tq, n.D);
-  for (int64_t i = 0; i < n.Tq; ++i) {
-    const F *gi = dout.row(b, h, i), *oi = out.row(b, h, i);
-    w.delta[i] = detail::lane_sum<F>(n.Dv, [&](int64_t x) { return gi[x] * oi[x]; });
+                          int64_t h0) {
+  for (int64_t h = h0; h < h0 + n.group; ++h) {
+    if (dq && !dq.add) zero_slice(dq, b, h, n.Tq, n.D);
+    F* delta = w.delta.data() + (h - h0) * n.Tq;
+    for (int64_t i = 0; i < n.Tq; ++i) {
+      const F *gi = dout.row(b, h, i), *oi = out.row(b, h, i);
+      delta[i] = detail::lane_sum<F>(n.Dv, [&](int64_t x) { return gi[x] * oi[x]; });
+    }
   }
   for (int64_t j0 = 0; j0 < n.Tk; j0 += tiles.k) {
     const int64_t cols = std::min(tiles.k, n.Tk - j0);
     std::fill(w.dk.begin(), w.dk.end(), F(0));
     std::fill(w.dv.begin(), w.dv.end(), F(0));
-    const F *kt = k.row(b, h, j0), *vt = v.row(b, h, j0);
-    for (int64_t i0 = mask.causal ? j0 / tiles.q * tiles.q : 0; i0 < n.Tq; i0 += tiles.q) {
-      const int64_t rows = std::min(tiles.q, n.Tq - i0);
-      const F *qt = q.row(b, h, i0), *gt = dout.row(b, h, i0);
-      F *p = w.p.data(), *ds = w.dp.data();
-      gemm(false, true, rows, cols, n.D, scale, qt, q.st, kt, k.st, F(0), p, cols);
-      gemm(false, true, rows, cols, n.Dv, F(1), gt, dout.st, vt, v.st, F(0), ds, cols);
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t i = i0 + r;
-        F *pr = p + r * cols, *dsr = ds + r * cols;  // dP becomes dS in place
-        if (lse[i] == F(kNegInf)) {                  // fully masked row: no gradient
-          std::fill(pr, pr + cols, F(0));
-          std::fill(dsr, dsr + cols, F(0));
-        } else {
-          mask_row(pr, j0, cols, mask, b, h, i);
-          exp_shifted(pr, cols, lse[i]);
-          const F delta = w.delta[i];
-          detail::simd_for(cols, [&](int64_t c) { dsr[c] = pr[c] * (dsr[c] - delta); });
+    const F *kt = k.row(b, h0, j0), *vt = v.row(b, h0, j0);
+    for (int64_t h = h0; h < h0 + n.group; ++h) {
+      const int64_t bh = b * n.H + h;
+      const F* lse = lse_all + bh * n.Tq;
+      const F* delta = w.delta.data() + (h - h0) * n.Tq;
+      F* dmask = dmask_all == nullptr ? nullptr : dmask_all + bh * n.Tq * n.Tk;
+      for (int64_t i0 = mask.causal ? j0 / tiles.q * tiles.q : 0; i0 < n.Tq; i0 += tiles.q) {
+        const int64_t rows = std::min(tiles.q, n.Tq - i0);
+        const F *qt = q.row(b, h, i0), *gt = dout.row(b, h, i0);
+        F *p = w.p.data(), *ds = w.dp.data();
+        gemm(false, true, rows, cols, n.D, scale, qt, q.st, kt, k.st, F(0), p, cols);
+        gemm(false, true, rows, cols, n.Dv, F(1), gt, dout.st, vt, v.st, F(0), ds, cols);
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t i = i0 + r;
+          F *pr = p + r * cols, *dsr = ds + r * cols;  // dP becomes dS in place
+          if (lse[i] == F(kNegInf)) {                  // fully masked row: no gradient
+            std::fill(pr, pr + cols, F(0));
+            std::fill(dsr, dsr + cols, F(0));
+          } else {
+            mask_row(pr, j0, cols, mask, b, h, i);
+            exp_shifted(pr, cols, lse[i]);
+            const F d = delta[i];
+            detail::simd_for(cols, [&](int64_t c) { dsr[c] = pr[c] * (dsr[c] - d); });
+          }
+          if (dmask != nullptr) std::copy(dsr, dsr + cols, dmask + i * n.Tk + j0);
         }
-        if (dmask != nullptr) std::copy(dsr, dsr + cols, dmask + i * n.Tk + j0);
+        if (dv) {
+          gemm(true, false, cols, n.Dv, rows, F(1), p, cols, gt, dout.st, F(1), w.dv.data(), n.Dv);
+        }
+        if (dk) {
+          gemm(true, false, cols, n.D, rows, scale, ds, cols, qt, q.st, F(1), w.dk.data(), n.D);
+        }
+        if (dq) {
+          gemm(false, false, rows, n.D, cols, scale, ds, cols, kt, k.st, F(1), dq.row(b, h, i0),
+               dq.st);
+        }
       }
-      if (dv)
-        gemm(true, false, cols, n.Dv, rows, F(1), p, cols, gt, dout.st, F(1), w.dv.data(), n.Dv);
-      if (dk) gemm(true, false, cols, n.D, rows, scale, ds, cols, qt, q.st, F(1), w.dk.data(), n.D);
-      if (dq)
-        gemm(false, false, rows, n.D, cols, scale, ds, cols, kt, k.st, F(1), dq.row(b, h, i0),
-             dq.st);
     }
-    if (dk) store_tile(w.dk.data(), dk, b, h, j0, cols, n.D);
-    if (dv) store_tile(w.dv.data(), dv, b, h, j0, cols, n.Dv);
+    if (dk) store_tile(w.dk.data(), dk, b, h0, j0, cols, n.D);
+    if (dv) store_tile(w.dv.data(), dv, b, h0, j0, cols, n.Dv);
   }
 }
 
@@ -189,11 +203,12 @@ void attention_tiled_backward(HeadRows<const F> dout, HeadRows<const F> q, HeadR
                               const AttentionDims& n, F scale, const AttentionMask<F>& mask,
                               AttentionTiles tiles) {
   if (dmask != nullptr) std::fill(dmask, dmask + n.B * n.H * n.Tq * n.Tk, F(0));
-  parallel_rows(n.B * n.H, 2 * slice_work(n), [&](int64_t begin, int64_t end) {
+  const int64_t kv_heads = n.H / n.group;
+  parallel_rows(n.B * kv_heads, 2 * n.group * slice_work(n), [&](int64_t begin, int64_t end) {
     BackwardScratch<F> w(n, tiles);
-    for (int64_t bh = begin; bh < end; ++bh) {
+    for (int64_t s = begin; s < end; ++s) {
       tiled_backward_slice(dout, q, k, v, out, lse, dq, dk, dv, dmask, w, n, scale, mask, tiles,
-                           bh / n.H, bh % n.H);
+                           s / kv_heads, s % kv_heads * n.group);
     }
   });
 }

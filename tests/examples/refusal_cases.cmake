@@ -86,6 +86,8 @@ tapegrad_refuses(model_too_large PROGRAM tiny_lm ARGS train --d-model 16384 --la
   EXPECT "TransformerConfig: vocab_size [0-9]+, d_model 16384, n_layers 100 and d_ff 16384 make a model of .* parameters")
 tapegrad_refuses(heads_do_not_divide PROGRAM tiny_lm ARGS train --data ${smoke}/words.txt --heads 3
   EXPECT "TransformerConfig: d_model 64 is not divisible by n_heads 3")
+tapegrad_refuses(kv_heads_do_not_divide PROGRAM tiny_lm ARGS train --data ${smoke}/words.txt --kv-heads 3
+  EXPECT "TransformerConfig: n_kv_heads 3 must divide n_heads 4")
 tapegrad_refuses(attention_too_large PROGRAM tiny_lm ARGS train --context 65536 --eval-tokens 100000
   EXPECT "--batch 32 x --heads 4 x --context 65536.2 x --layers 3 = .* attention probabilities")
 tapegrad_refuses(data_missing PROGRAM tiny_lm ARGS train --data ${refuse_dir}/no_such.txt EXPECT "--data '.*no_such.txt' does not exist")

@@ -91,6 +91,10 @@ TEST(AccountingTest, Errors) {
   TransformerConfig bad = c;
   bad.n_heads = 3;
   EXPECT_TG_THROW(estimate_step(bad, 2, 4), ValueError, "d_model 8", "n_heads 3");
+  TransformerConfig gqa = c;
+  gqa.n_kv_heads = 1;
+  EXPECT_TG_THROW(estimate_step(gqa, 2, 4), ValueError, "estimate_step",
+                  "n_kv_heads 1 of n_heads 2 (grouped-query attention) is not in it");
   EXPECT_TG_THROW(measure_step(Tensor()), MisuseError, "tape_entries", "undefined");
 }
 

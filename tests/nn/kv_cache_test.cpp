@@ -1,6 +1,7 @@
 // tests/nn/kv_cache_test.cpp — generation with a KV cache (nn/transformer.h): the logits of
 // a sequence fed one token (or one chunk) at a time against the cache equal those of the
-// whole sequence at once, with and without RoPE, batched, after clear(); its size; errors.
+// whole sequence at once, with and without RoPE, batched, after clear(), with grouped-query
+// attention; its size; errors.
 #include "nn/transformer.h"
 
 #include "test_util.h"
@@ -58,6 +59,26 @@ TEST(KVCacheTest, CachedLogitsAreTheFullRecomputesBitForBitOnTheReferencePath) {
       EXPECT_EQ(as_doubles(cached), as_doubles(full))
           << "rope " << rope << ", first chunk " << chunks[0];
     }
+  }
+}
+
+TEST(KVCacheTest, GroupedQueryCachesOnlyTheKvHeads) {
+  // n_kv_heads 2 and 1 of 4: the cache holds Hkv heads (a half and a quarter of the bytes),
+  // and the cached logits are still the full recompute's, bit for bit on the reference path.
+  KernelPathGuard path(KernelPath::kReference);
+  for (const int64_t kv : {2, 1}) {
+    TransformerConfig c = cache_config(true);
+    c.n_kv_heads = kv;
+    Generator gen(5);
+    TransformerLM model(c, gen);
+    const Tensor ids = randint(0, 13, {2, 9}, kInt64, gen);
+    const Tensor full = model(ids).detach();
+    NoGradGuard no_grad;
+    KVCache cache(c, 2);
+    EXPECT_EQ(cache.layers[0].k.shape(), (Shape{2, kv, 12, 4}));
+    EXPECT_EQ(cache.bytes(), KVCache(cache_config(true), 2).bytes() / static_cast<size_t>(4 / kv));
+    EXPECT_EQ(as_doubles(cached_logits(model, cache, ids, {3, 1, 1, 2, 1, 1})), as_doubles(full))
+        << "n_kv_heads " << kv;
   }
 }
 

@@ -3,6 +3,8 @@
 // gradients reaching every parameter, the config's JSON, and the errors.
 #include "nn/transformer.h"
 
+#include <nlohmann/json.hpp>
+
 #include "test_util.h"
 
 namespace tg::nn {
@@ -153,6 +155,50 @@ TEST(TransformerTest, TheConfigCountsTheParametersWithoutBuildingTheModel) {
   EXPECT_EQ(huge.num_parameters(), INT64_MAX);  // saturates, no overflow
 }
 
+TEST(TransformerTest, GroupedQueryAttentionNarrowsKeysAndValues) {
+  // n_kv_heads = 1 (multi-query) and 2 of 4 heads: qkv makes C + 2 Hkv D outputs, the
+  // parameter count follows, and the model equals one whose kv heads are repeated: the same
+  // weights with each kv head's rows of qkv copied for every query head of its group.
+  for (const int64_t kv : {1, 2}) {
+    TransformerConfig c = tiny_config();
+    c.d_model = 16;
+    c.n_heads = 4;
+    c.n_kv_heads = kv;
+    c.rope = true;
+    Generator gen(8);
+    TransformerLM gqa(c, gen);
+    const int64_t C = 16, D = 4, group = 4 / kv;
+    EXPECT_EQ(gqa.blocks[0].attn.qkv.weight.shape(), (Shape{C + 2 * kv * D, C}));
+    EXPECT_EQ(c.num_parameters(), gqa.num_parameters());
+    TransformerConfig full = c;
+    full.n_kv_heads = 0;
+    TransformerLM mha(full, gen);
+    for (size_t l = 0; l < gqa.blocks.size(); ++l) {
+      // Rows of W_qkv: q (C), then k heads, then v heads, D rows each.
+      const Tensor w = gqa.blocks[l].attn.qkv.weight.detach();
+      std::vector<Tensor> rows = {w.narrow(0, 0, C)};
+      for (const int64_t part : {0, 1}) {
+        for (int64_t h = 0; h < 4; ++h)
+          rows.push_back(w.narrow(0, C + (part * kv + h / group) * D, D));
+      }
+      mha.blocks[l].attn.qkv.weight.detach().copy_(cat(rows, 0));
+    }
+    auto state = gqa.state_dict();
+    for (auto& [name, t] : mha.named_parameters()) {
+      if (name.find("qkv") == std::string::npos) t.detach().copy_(state.at(name));
+    }
+    const Tensor ids = randint(0, 11, {2, 7}, kInt64, gen);
+    EXPECT_THAT(as_doubles(gqa(ids)),
+                ::testing::Pointwise(::testing::DoubleNear(1e-5), as_doubles(mha(ids))))
+        << "n_kv_heads " << kv;
+  }
+  TransformerConfig bad = tiny_config();
+  bad.n_kv_heads = 3;
+  EXPECT_TG_THROW(bad.validate(), ValueError, "n_kv_heads 3 must divide n_heads 2");
+  bad.n_kv_heads = -1;
+  EXPECT_TG_THROW(bad.validate(), ValueError, "n_kv_heads -1");
+}
+
 TEST(TransformerTest, ConfigRoundTripsThroughJson) {
   TransformerConfig c = tiny_config();
   c.rope = true;
@@ -164,6 +210,12 @@ TEST(TransformerTest, ConfigRoundTripsThroughJson) {
   EXPECT_TG_THROW(TransformerConfig::from_json("{\"vocab_size\": 3}"), ValueError, "from_json",
                   "context_length");
   EXPECT_TG_THROW(TransformerConfig::from_json("not json"), ValueError, "from_json");
+  // n_kv_heads travels too; a config written before it existed reads as n_kv_heads = 0.
+  c.n_kv_heads = 1;
+  EXPECT_EQ(TransformerConfig::from_json(c.to_json()).n_kv_heads, 1);
+  nlohmann::json old = nlohmann::json::parse(c.to_json());
+  old.erase("n_kv_heads");
+  EXPECT_EQ(TransformerConfig::from_json(old.dump()).n_kv_heads, 0);
 }
 
 TEST(TransformerTest, BadConfigsAndInputsAreErrors) {

@@ -1,6 +1,6 @@
 // tests/ops/attention_test.cpp — scaled_dot_product_attention: values, masks, gradients
 // (against finite differences and against the same math composed from primitives), the
-// fully-masked-row convention, dtypes, errors.
+// fully-masked-row convention, grouped-query attention, dtypes, errors.
 #include <cmath>
 #include <limits>
 
@@ -374,6 +374,93 @@ TEST(AttentionTest, HalfInputsComputeInFloat32AndRoundOnce) {
         EXPECT_NEAR(a[i], e[i], 2 * unit * (1 + std::abs(e[i])));
     }
   }
+}
+
+// ---------------------------------------------------------------- grouped-query attention
+/// k or v (B, Hkv, T, X) with each head repeated `group` times in a row: (B, Hkv * group, T, X),
+/// kv head h / group for query head h, like torch.repeat_interleave(k, group, dim=1). Through
+/// expand and reshape, so its backward sums the copies of a head.
+Tensor repeat_heads(const Tensor& t, int64_t group) {
+  const Shape s = t.shape();
+  return t.unsqueeze(2)
+      .expand({s[0], s[1], group, s[2], s[3]})
+      .reshape({s[0], s[1] * group, s[2], s[3]});
+}
+
+TEST(AttentionTest, GroupedQueryEqualsRepeatedKeysAndValues) {
+  // GQA is MHA on k and v whose heads are repeated: the same outputs, and dk, dv the sums of
+  // the repeated heads' gradients. Both kernels; MQA (one kv head), groups of 2 and 3, the
+  // plain case (Hkv = H), masks, and kv heads split from (B, T, Hkv, D) by a transpose.
+  Generator gen(31);
+  struct Case {
+    int64_t H, Hkv, Tq, Tk;
+    int mask;  // 0 none, 1 causal, 2 bool, 3 float with a gradient
+  };
+  for (const AttentionAlgorithm& algorithm :
+       {AttentionAlgorithm{}, AttentionAlgorithm{AttentionKernel::kTiled, 3, 2}}) {
+    AttentionAlgorithmGuard kernel(algorithm);
+    for (const Case& c : {Case{4, 1, 5, 5, 1}, Case{4, 2, 6, 6, 1}, Case{6, 2, 4, 7, 2},
+                          Case{6, 3, 5, 5, 3}, Case{3, 3, 4, 6, 0}, Case{4, 2, 7, 4, 0}}) {
+      const Tensor q = leaf({2, c.H, c.Tq, 3}, gen);
+      const Tensor k = randn({2, c.Tk, c.Hkv, 3}, kFloat64, gen).transpose(1, 2).requires_grad_();
+      const Tensor v = randn({2, c.Tk, c.Hkv, 4}, kFloat64, gen).transpose(1, 2).requires_grad_();
+      Tensor mask;
+      if (c.mask == 2) mask = ragged_mask(c.Tq, c.Tk);
+      if (c.mask == 3) mask = leaf({2, c.H, c.Tq, c.Tk}, gen);
+      const bool causal = c.mask == 1;
+      const int64_t g = c.H / c.Hkv;
+      const Tensor grouped = scaled_dot_product_attention(q, k, v, mask, causal, {}, true);
+      const Tensor repeated = sdpa(q, repeat_heads(k, g), repeat_heads(v, g), mask, causal);
+      const std::string where = fmt::format("H {} Hkv {} mask {} tiled {}", c.H, c.Hkv, c.mask,
+                                            algorithm.kernel == AttentionKernel::kTiled);
+      EXPECT_EQ(grouped.shape(), repeated.shape()) << where;
+      EXPECT_THAT(as_doubles(grouped), Pointwise(DoubleNear(1e-14), as_doubles(repeated))) << where;
+      const Tensor gout = randn(grouped.shape(), kFloat64, gen);
+      std::vector<Tensor> wrt{q, k, v};
+      if (c.mask == 3) wrt.push_back(mask);
+      const auto gg = grad({grouped}, wrt, {gout}), gr = grad({repeated}, wrt, {gout});
+      for (size_t i = 0; i < wrt.size(); ++i) {
+        EXPECT_EQ(gg[i].shape(), wrt[i].shape()) << where;
+        EXPECT_THAT(as_doubles(gg[i]), Pointwise(DoubleNear(1e-13), as_doubles(gr[i])))
+            << where << " grad " << i;
+      }
+    }
+  }
+}
+
+TEST(AttentionTest, GradcheckGroupedQuery) {
+  Generator gen(32);
+  for (const AttentionAlgorithm& algorithm :
+       {AttentionAlgorithm{}, AttentionAlgorithm{AttentionKernel::kTiled, 2, 3}}) {
+    AttentionAlgorithmGuard kernel(algorithm);
+    auto causal = [](const std::vector<Tensor>& in) {
+      return scaled_dot_product_attention(in[0], in[1], in[2], {}, true, {}, true);
+    };
+    EXPECT_GRADCHECK(causal,
+                     {leaf({2, 4, 5, 3}, gen), leaf({2, 2, 5, 3}, gen), leaf({2, 2, 5, 2}, gen)});
+    EXPECT_GRADCHECK(causal,
+                     {leaf({1, 3, 4, 2}, gen), leaf({1, 1, 6, 2}, gen), leaf({1, 1, 6, 3}, gen)});
+    auto floating = [](const std::vector<Tensor>& in) {
+      return scaled_dot_product_attention(in[0], in[1], in[2], in[3], false, 0.6, true);
+    };
+    EXPECT_GRADCHECK(floating, {leaf({1, 4, 3, 2}, gen), leaf({1, 2, 4, 2}, gen),
+                                leaf({1, 2, 4, 3}, gen), leaf({1, 1, 3, 4}, gen)});
+  }
+}
+
+TEST(AttentionTest, GroupedQueryErrors) {
+  const Tensor q = zeros({2, 6, 4, 5});
+  const char* op = "scaled_dot_product_attention";
+  // Fewer kv heads without enable_gqa: refused, and the message says what to pass.
+  EXPECT_TG_THROW(sdpa(q, zeros({2, 3, 6, 5}), zeros({2, 3, 6, 5})), ShapeError, op, "(B, H)",
+                  "(2, 3, 6, 5)", "fewer kv heads need enable_gqa");
+  EXPECT_TG_THROW(scaled_dot_product_attention(q, zeros({2, 4, 6, 5}), zeros({2, 4, 6, 5}), {},
+                                               false, {}, true),
+                  ShapeError, op, "grouped-query attention needs the kv heads of k (2, 4, 6, 5)",
+                  "(6 by 4)");
+  EXPECT_TG_THROW(scaled_dot_product_attention(q, zeros({2, 3, 6, 5}), zeros({2, 2, 6, 5}), {},
+                                               false, {}, true),
+                  ShapeError, op, "(B, H)", "(2, 2, 6, 5)");
 }
 
 TEST(AttentionTest, Errors) {

@@ -348,9 +348,9 @@ const std::map<std::string, OpFn>& op_table() {
       // ops/attention.h (a fourth input is the mask)
       {"scaled_dot_product_attention",
        [](I in, P p) -> Outputs {
-         return {tg::scaled_dot_product_attention(in[0], in[1], in[2],
-                                                  in.size() > 3 ? in[3] : Tensor(),
-                                                  p.flag("causal"), p.opt_f64("scale"))};
+         return {tg::scaled_dot_product_attention(
+             in[0], in[1], in[2], in.size() > 3 ? in[3] : Tensor(), p.flag("causal"),
+             p.opt_f64("scale"), p.has("enable_gqa") && p.flag("enable_gqa"))};
        }},
       // ops/softmax.h
       {"softmax", [](I in, P p) -> Outputs { return {tg::softmax(in[0], p.i64("dim"))}; }},

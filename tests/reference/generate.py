@@ -1072,6 +1072,25 @@ def attention():
            masked, layouts={3: "transpose 0 1", 0: "transpose 1 2"}, causal=False, scale=None)
     f.case("attention_float_f32", op, lambda r: qkv(2, 1, 7, 5, 4, 3)(r) + [r.randn(7, 5)],
            masked, dtype=F32, causal=False, scale=None)
+    # Grouped-query attention (PyTorch 2.5's enable_gqa): k and v with Hkv heads serve
+    # H / Hkv query heads each, as if repeated with repeat_interleave along the heads.
+    def gqa(b, h, hkv, tq, tk, d, dv):
+        return lambda r: [r.randn(b, h, tq, d), r.randn(b, hkv, tk, d), r.randn(b, hkv, tk, dv)]
+
+    def repeated(fn):
+        return lambda q, k, v, *m: fn(q, k.repeat_interleave(q.shape[1] // k.shape[1], 1),
+                                      v.repeat_interleave(q.shape[1] // v.shape[1], 1), *m)
+
+    for name, dims, fn, is_causal, dtype in (
+        ("gqa_causal", (2, 4, 2, 5, 5, 3, 4), causal, True, F64),
+        ("gqa_mqa", (1, 3, 1, 4, 6, 2, 3), plain, False, F64),
+        ("gqa_f32", (1, 6, 2, 7, 7, 4, 4), causal, True, F32),
+    ):
+        f.case(f"attention_{name}", op, gqa(*dims), repeated(fn), dtype=dtype, causal=is_causal,
+               scale=None, enable_gqa=True)
+    f.case("attention_gqa_float_mask", op,
+           lambda r: gqa(1, 4, 2, 3, 5, 2, 2)(r) + [r.randn(1, 4, 3, 5)], repeated(masked),
+           causal=False, scale=None, enable_gqa=True)
     return f
 
 

@@ -127,6 +127,51 @@ TEST(FastAttentionTest, TiledAgreesWithTheTiledReference) {
   }
 }
 
+TEST(FastAttentionTest, GroupedQueryAgreesWithTheReferenceAndAcrossThreads) {
+  // Under grouped-query attention the backward's threads take a kv head with all the query
+  // heads that share it, so dk and dv are still summed on one thread in one order. Both
+  // kernels, float32, with the tolerance of AgreesWithTheReference.
+  Generator gen(24);
+  const Tensor q = randn({2, 6, 70, 8}, kFloat32, gen).requires_grad_();
+  const Tensor k = randn({2, 70, 2, 8}, kFloat32, gen).transpose(1, 2).requires_grad_();
+  const Tensor v = randn({2, 70, 2, 5}, kFloat32, gen).transpose(1, 2).requires_grad_();
+  const Tensor gout = randn({2, 6, 70, 5}, kFloat32, gen);
+  auto results = [&](bool reference, int threads, const AttentionAlgorithm& algorithm) {
+    KernelPathGuard path(testing::kernels_for(reference));
+    NumThreadsGuard n(threads);
+    AttentionAlgorithmGuard kernel(algorithm);
+    const Tensor out = scaled_dot_product_attention(q, k, v, {}, true, {}, true);
+    std::vector<Tensor> r = grad({out}, {q, k, v}, {gout});
+    r.insert(r.begin(), out.detach());
+    return r;
+  };
+  for (const AttentionAlgorithm& algorithm :
+       {AttentionAlgorithm{}, AttentionAlgorithm{AttentionKernel::kTiled, 16, 32}}) {
+    const auto ref = results(true, 1, algorithm), one = results(false, 1, algorithm),
+               two = results(false, 2, algorithm);
+    for (size_t i = 0; i < ref.size(); ++i) {
+      const auto r = as_doubles(ref[i]), f = as_doubles(one[i]);
+      for (size_t e = 0; e < r.size(); ++e) {
+        ASSERT_NEAR(f[e], r[e], 1e-4 * (1 + std::abs(r[e]))) << "result " << i << " element " << e;
+      }
+      EXPECT_EQ(one[i].to_vector<float>(), two[i].to_vector<float>()) << "result " << i;
+    }
+  }
+}
+
+TEST(FastAttentionTest, BFloat16GroupedQueryForwardIsTheRepeatedOnes) {
+  // The bfloat16 kernel reads a shared kv head for every query head of its group: the same
+  // numbers, in the same order, as attention on k and v with their heads repeated.
+  Generator gen(25);
+  const Tensor q = randn({1, 4, 33, 8}, kFloat32, gen).to(kBFloat16);
+  const Tensor k = randn({1, 1, 33, 8}, kFloat32, gen).to(kBFloat16);
+  const Tensor v = randn({1, 1, 33, 8}, kFloat32, gen).to(kBFloat16);
+  const Tensor grouped = scaled_dot_product_attention(q, k, v, {}, true, {}, true);
+  const Tensor repeated = scaled_dot_product_attention(
+      q, k.expand({1, 4, 33, 8}).contiguous(), v.expand({1, 4, 33, 8}).contiguous(), {}, true);
+  EXPECT_EQ(as_doubles(grouped), as_doubles(repeated));
+}
+
 TEST(FastAttentionTest, TiledFastPathReallyRuns) {
   ASSERT_NE(kernels::attention_tiled_forward.of<float>().fast(), nullptr);
   ASSERT_NE(kernels::attention_tiled_backward.of<float>().fast(), nullptr);
