@@ -48,6 +48,7 @@ struct Options {
   int64_t context = 128;      // lm only: batch stays 16
   bool profile = false;       // lm and mlp: also print where the time goes, op by op
   std::string dtype = "f32";  // lm and the linear lines of ops: "bf16" runs under autocast
+  bool recompute = false;     // lm: activation checkpointing of every block (nn/recompute.h)
 };
 
 /// The autocast dtype of --dtype: none for f32 (tests/reference/autocast_bench.py is the
@@ -372,9 +373,11 @@ void lm_workload(const Options& opt) {
                                .n_heads = 4,
                                .d_ff = 3 * D},
                               gen);
+  model.set_recompute_blocks(opt.recompute);
   tg::nn::AdamW adamw(model.parameters(), {.lr = 3e-4});
   const tg::Tensor data = tg::randint(0, V, {opt.steps + 5, B, T + 1}, tg::kInt64, gen);
   tg::Tensor loss;
+  int64_t saved_bytes = 0;  // what the tape holds at the end of a forward
   auto step = [&](int64_t i) {
     const tg::Tensor batch = data[i];
     const tg::Tensor x = batch.narrow(1, 0, T), y = batch.narrow(1, 1, T);
@@ -383,6 +386,7 @@ void lm_workload(const Options& opt) {
       if (autocast_of(opt)) autocast.emplace(*autocast_of(opt));
       loss = tg::cross_entropy(model(x), y);
     }
+    if (i == 0) saved_bytes = tg::nn::measure_step(loss).saved_bytes;
     adamw.zero_grad();
     loss.backward();
     adamw.step();
@@ -402,6 +406,8 @@ void lm_workload(const Options& opt) {
         {"ms_per_step", round_to(dt * 1e3, 3)},
         {"tokens_per_s", round_to(double(B * T) / dt, 1)},
         {"last_loss", round_to(static_cast<double>(loss.item<float>()), 4)},
+        {"recompute", opt.recompute},
+        {"saved_mb", round_to(static_cast<double>(saved_bytes) / (1 << 20), 2)},
         {"max_rss_mb", round_to(static_cast<double>(usage.ru_maxrss) / 1024.0, 1)}},
        opt);
   // The same batches again: the profile sees the steps the timing saw.
@@ -478,6 +484,9 @@ int main(int argc, char** argv) {
   app.add_option("--dtype", opt.dtype,
                  "lm and ops' linear lines: f32, or bf16 under autocast (mixed precision)")
       ->check(CLI::IsMember({"f32", "bf16"}));
+  app.add_flag("--recompute", opt.recompute,
+               "lm: activation checkpointing of every block (its activations recomputed in the "
+               "backward)");
   app.add_flag("--profile", opt.profile,
                "lm, mlp: then print where the time goes, op by op (\"op_profile\" lines)");
   CLI11_PARSE(app, argc, argv);

@@ -54,7 +54,8 @@ struct TrainArgs {
   int64_t d_model = 64;
   int64_t layers = 3;
   int64_t heads = 4;
-  int64_t kv_heads = 0;  // grouped-query attention: 0 = as many as heads
+  int64_t kv_heads = 0;    // grouped-query attention: 0 = as many as heads
+  bool recompute = false;  // activation checkpointing of every block (nn/recompute.h)
   int64_t d_ff = 192;
   bool rope = true;
   double lr = 3e-3;
@@ -218,6 +219,7 @@ int train(const TrainArgs& a) {
   nn::GradScaler scaler = tg::examples::scaler_for(dtype, a.init_scale);  // float16 only
   tg::Generator init_gen(a.seed), data_gen(a.seed + 1);
   nn::TransformerLM model(config, init_gen);
+  model.set_recompute_blocks(a.recompute);
   nn::AdamW opt(model.parameters(), {.lr = a.lr, .weight_decay = a.weight_decay});
   const nn::CosineWithWarmup schedule{
       .base_lr = a.lr, .warmup_steps = a.warmup, .total_steps = a.steps, .min_lr = a.min_lr};
@@ -429,6 +431,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   tr->add_option("--layers", t.layers, "Transformer blocks")->check(size)->capture_default_str();
   tr->add_option("--heads", t.heads, "attention heads")->check(size)->capture_default_str();
+  tr->add_flag("--recompute", t.recompute,
+               "keep only each block's input for the backward and recompute the rest (less "
+               "memory, more time)");
   tr->add_option("--kv-heads", t.kv_heads,
                  "key/value heads, dividing --heads (grouped-query attention; 0 = --heads)")
       ->check(count)

@@ -1,6 +1,8 @@
 // nn/module.cpp — the registry walks, state dicts and printing of Module.
 #include "nn/module.h"
 
+#include "nn/recompute.h"
+
 #include <ostream>
 #include <unordered_set>
 
@@ -266,6 +268,12 @@ std::string Module::to_string() const {
 
 std::ostream& operator<<(std::ostream& os, const Module& module) {
   return os << module.to_string();
+}
+
+Tensor UnaryModule::operator()(const Tensor& x) {
+  if (!recompute_) return forward(x);
+  return recompute([this](const std::vector<Tensor>& in) { return forward(in[0]); }, {x},
+                   parameters());
 }
 
 }  // namespace tg::nn

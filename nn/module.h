@@ -174,8 +174,16 @@ class UnaryModule : public Module {
  public:
   using Module::Module;
   virtual Tensor forward(const Tensor& x) = 0;
-  /// forward(x).
-  Tensor operator()(const Tensor& x) { return forward(x); }
+  /// forward(x); with set_recompute(true), through nn::recompute (nn/recompute.h): what the
+  /// module's ops save is not kept, and the module runs again during the backward.
+  Tensor operator()(const Tensor& x);
+  /// Activation checkpointing for this module, like wrapping its forward in PyTorch's
+  /// torch.utils.checkpoint.checkpoint.
+  void set_recompute(bool on) { recompute_ = on; }
+  bool recomputes() const { return recompute_; }
+
+ private:
+  bool recompute_ = false;
 };
 
 /// A list of submodules named "0", "1", ..., like torch.nn.ModuleList. It has no forward:

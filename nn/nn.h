@@ -15,6 +15,7 @@
 #include "nn/module.h"
 #include "nn/norm.h"
 #include "nn/optim.h"
+#include "nn/recompute.h"
 #include "nn/sequential.h"
 #include "nn/text_data.h"
 #include "nn/transformer.h"

@@ -159,6 +159,12 @@ class TransformerLM : public Module {
   Tensor forward(const Tensor& ids, KVCache& cache);
   Tensor operator()(const Tensor& ids, KVCache& cache) { return forward(ids, cache); }
 
+  /// Activation checkpointing of every block (nn/recompute.h): a block keeps only its input
+  /// for the backward and runs again to get the rest.
+  void set_recompute_blocks(bool on) {
+    for (const auto& block : blocks) block->set_recompute(on);
+  }
+
   const TransformerConfig config;
   Embedding tok_emb;
   ModuleList<TransformerBlock> blocks;
