@@ -29,8 +29,9 @@ int main(int argc, char** argv) {
   try {
     // Compute everything before writing anything: a failure leaves no half-written set.
     std::vector<tg::figures::Figure> all;
-    for (auto part : {tg::figures::tensor_figures, tg::figures::op_figures,
-                      tg::figures::training_figures, tg::figures::cost_figures}) {
+    for (auto part :
+         {tg::figures::tensor_figures, tg::figures::op_figures, tg::figures::training_figures,
+          tg::figures::cost_figures, tg::figures::attention_figures}) {
       for (tg::figures::Figure& f : part()) all.push_back(std::move(f));
     }
     std::set<std::string> names;

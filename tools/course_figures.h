@@ -93,9 +93,10 @@ void grid(Svg& svg, double x, double y, int64_t rows, int64_t cols, double cell_
 std::string dot_figure(const std::string& to_dot_text);
 
 // The figures of each part of the course, in chapter order.
-std::vector<Figure> tensor_figures();    // chapters 1 to 3: tensors, autograd, gradcheck
-std::vector<Figure> op_figures();        // chapters 4 to 12: one op each
-std::vector<Figure> training_figures();  // chapters 13 to 17: modules to the tiny LM
-std::vector<Figure> cost_figures();      // chapters 18 to 20: a step's cost, the bug zoo, formats
+std::vector<Figure> tensor_figures();     // chapters 1 to 3: tensors, autograd, gradcheck
+std::vector<Figure> op_figures();         // chapters 4 to 12: one op each
+std::vector<Figure> training_figures();   // chapters 13 to 17: modules to the tiny LM
+std::vector<Figure> cost_figures();       // chapters 18 to 20: a step's cost, the bug zoo, formats
+std::vector<Figure> attention_figures();  // chapters 21 and 22: tiles, the KV cache's mask
 
 }  // namespace tg::figures
