@@ -28,7 +28,8 @@ struct Recompute : Function<Recompute> {
   struct State {
     Fn fn;
     size_t n_inputs = 0;
-    std::vector<Tensor> params;  // leaves, alive anyway: held, not saved
+    std::vector<Tensor> params;            // leaves, alive anyway: held, not saved
+    std::vector<uint64_t> param_versions;  // checked as a saved tensor's version is
     // What the first run saw, for the second.
     bool autocast = false;
     DType autocast_dtype = kBFloat16;
@@ -44,11 +45,13 @@ struct Recompute : Function<Recompute> {
     ctx.state = {fn,
                  inputs.size(),
                  params,
+                 {},
                  autocast_enabled(),
                  autocast_enabled() ? autocast_dtype() : kBFloat16,
                  attention_algorithm(),
                  gen.seed(),
                  gen.offset()};
+    for (const Tensor& p : params) ctx.state.param_versions.push_back(p.storage()->version());
     for (const Tensor& x : inputs) ctx.save_for_backward(x);
     return fn(inputs);
   }
@@ -56,6 +59,12 @@ struct Recompute : Function<Recompute> {
   // backward: fn again, on the tape, from detached copies of the inputs (new leaves that
   // share their memory), then d(out . g)/d(inputs, params) by tg::grad.
   static std::vector<Tensor> backward(Context<State>& ctx, const std::vector<Tensor>& g) {
+    // A parameter changed in place since the forward would make the second run another
+    // function: refused, as a saved tensor changed in place is (chapter 2).
+    for (size_t i = 0; i < ctx.state.params.size(); ++i) {
+      detail::check_version(ctx.state.params[i], ctx.state.param_versions[i], kName,
+                            ctx.state.n_inputs + i);
+    }
     // exercise recompute.backward: begin
     const State& first = ctx.state;  // what the first run saw
     std::vector<Tensor> inputs;

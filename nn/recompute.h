@@ -15,7 +15,8 @@
 // function: it runs under the same autocast state and attention algorithm, and from the
 // same position of tg::default_generator() (a dropout inside fn draws the same mask); the
 // generator's position after the backward is where it was before it. fn must not draw from
-// any other generator, and must not change anything but its result.
+// any other generator, and must not change anything but its result. A parameter changed in
+// place between the forward and the backward is a MisuseError, as for any saved tensor.
 //
 // PyTorch: torch.utils.checkpoint.checkpoint (use_reentrant=True), with the parameters
 // named explicitly here instead of found by the engine.

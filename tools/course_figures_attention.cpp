@@ -1,9 +1,10 @@
-// tools/course_figures_attention.cpp — the figures of chapters 21 and 22: which tiles the
-// tiled kernel computes under the causal rule, and which cached keys a chunk of new queries
-// sees.
+// tools/course_figures_attention.cpp — the figures of chapters 21 to 23: which tiles the
+// tiled kernel computes under the causal rule, which cached keys a chunk of new queries
+// sees, and what the tape keeps with and without recomputed blocks.
 #include <fmt/format.h>
 
 #include "core/core.h"
+#include "nn/nn.h"
 #include "ops/ops.h"
 #include "tools/course_figures.h"
 
@@ -107,8 +108,54 @@ Figure chunk_mask() {
   return {"22-chunk-mask.svg", svg.str()};
 }
 
+// Chapter 23: the bytes a TransformerLM's tape keeps for the backward (nn::measure_step),
+// for 1, 2 and 4 blocks, plain and with every block recomputed (d_model 16, 4 heads, a
+// batch of 3 x 8 tokens, float32).
+Figure recompute_saved() {
+  const int64_t layers[] = {1, 2, 4};
+  double saved[3][2];
+  for (int l = 0; l < 3; ++l) {
+    for (int r = 0; r < 2; ++r) {
+      Generator gen(23);
+      nn::TransformerLM model({.vocab_size = 13,
+                               .context_length = 8,
+                               .d_model = 16,
+                               .n_layers = layers[l],
+                               .n_heads = 4,
+                               .d_ff = 24},
+                              gen);
+      model.set_recompute_blocks(r == 1);
+      const Tensor ids = randint(0, 13, {3, 8}, kInt64, gen);
+      saved[l][r] = static_cast<double>(nn::measure_step(sum(model(ids))).saved_bytes) / 1024;
+    }
+  }
+  const double top = saved[2][0];
+  Svg svg(520, 305);
+  svg.text(20, 22, "bytes the tape keeps for the backward (KiB)", kCode);
+  const double x0 = 70, base = 240, height = 180, bw = 48;
+  svg.line(x0 - 10, base, 470, base, "#333");
+  for (int l = 0; l < 3; ++l) {
+    const double gx = x0 + l * 140;
+    for (int r = 0; r < 2; ++r) {
+      const double h = height * saved[l][r] / top;
+      const double x = gx + r * (bw + 8);
+      svg.rect(x, base - h, bw, h, r == 0 ? "#9ecae1" : "#f4a582", "#555");
+      svg.text(x + bw / 2, base - h - 6, fixed(saved[l][r], 1), {.size = 11});
+    }
+    svg.text(gx + bw + 4, base + 18, fmt::format("{} block{}", layers[l], layers[l] > 1 ? "s" : ""),
+             {.size = 11});
+  }
+  svg.rect(80, 44, 16, 12, "#9ecae1", "#555");
+  svg.text(102, 55, "plain", {.size = 11, .anchor = "start"});
+  svg.rect(80, 64, 16, 12, "#f4a582", "#555");
+  svg.text(102, 75, "set_recompute_blocks(true)", {.size = 11, .anchor = "start"});
+  svg.text(20, 275, "d_model 16, 4 heads, batch 3 x 8 tokens, float32;", kNote);
+  svg.text(20, 291, "a recomputed block keeps only its input: 1.5 KiB", kNote);
+  return {"23-recompute-saved.svg", svg.str()};
+}
+
 }  // namespace
 
-std::vector<Figure> attention_figures() { return {tiles(), chunk_mask()}; }
+std::vector<Figure> attention_figures() { return {tiles(), chunk_mask(), recompute_saved()}; }
 
 }  // namespace tg::figures

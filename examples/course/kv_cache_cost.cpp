@@ -1,8 +1,9 @@
 // file: examples/course/kv_cache_cost.cpp
 // Chapter 22: what a KV cache costs and what it saves. Its bytes, 2 (k and v) x layers x batch
-// x heads x positions x head dim x bytes per number, checked against KVCache::bytes() for the
-// tiny LM and the bench's model, then worked out for a 7B-class model next to its weights; and
-// the work of generating a whole context one token at a time, with the cache and recomputing.
+// x kv heads x positions x head dim x bytes per number, checked against KVCache::bytes() for
+// the tiny LM and the bench's model (with grouped-query attention too), then worked out for a
+// 7B-class model next to its weights, with 32 kv heads and with 8; and the work of generating a
+// whole context one token at a time, with the cache and recomputing.
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -56,6 +57,10 @@ int main() {
   defaults.context_length = 512;
   check("TransformerConfig{}, T 512, f32", defaults, tg::kFloat32,
         cache_bytes(4, 1, 4, 512, 32, 4));
+  // Grouped-query attention: 2 kv heads, each shared by 2 of the 4 query heads.
+  nn::TransformerConfig grouped = defaults;
+  grouped.n_kv_heads = 2;
+  check("the same with n_kv_heads 2", grouped, tg::kFloat32, cache_bytes(4, 1, 2, 512, 32, 4));
   fmt::print(
       "TransformerConfig{{}}: {} bytes per token in f32; the weights: {} parameters, {} bytes\n",
       cache_bytes(4, 1, 4, 1, 32, 4), defaults.num_parameters(), 4 * defaults.num_parameters());
@@ -79,6 +84,20 @@ int main() {
              gb(eight));
   fmt::print("  the weights        {:>12} bytes ({:.2f} GiB): {} parameters in bf16\n", weights,
              gib(weights), big.num_parameters());
+  // The same model with 8 kv heads, each shared by 4 of the 32 query heads: the cache keeps
+  // the kv heads only, and qkv makes C + 2 x 8 x 128 outputs instead of 3 C.
+  nn::TransformerConfig big_grouped = big;
+  big_grouped.n_kv_heads = 8;
+  const int64_t grouped_token = cache_bytes(32, 1, 8, 1, 128, 2);
+  const int64_t grouped_eight = cache_bytes(32, 8, 8, 4096, 128, 2);
+  const int64_t grouped_weights = 2 * big_grouped.num_parameters();
+  fmt::print("the same with 8 kv heads of 128 (grouped-query attention, groups of 4):\n");
+  fmt::print("  per token          {:>12} bytes ({} KiB), {} times less\n", grouped_token,
+             grouped_token / 1024, per_token / grouped_token);
+  fmt::print("  4096 tokens x 8    {:>12} bytes ({:.2f} GiB, {:.2f} GB)\n", grouped_eight,
+             gib(grouped_eight), gb(grouped_eight));
+  fmt::print("  the weights        {:>12} bytes ({:.2f} GiB): {} parameters in bf16\n",
+             grouped_weights, gib(grouped_weights), big_grouped.num_parameters());
 
   // tapegrad-bench sample: from a one-token prompt to a full context, one token at a time, on
   // the default config (C 128, F 384, V 128, 4 layers).

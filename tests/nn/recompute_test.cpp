@@ -116,6 +116,19 @@ TEST(RecomputeTest, AutocastIsReplayed) {
   EXPECT_EQ(as_doubles(g[1]), as_doubles(g_plain[1]));
 }
 
+TEST(RecomputeTest, AParameterChangedInPlaceBeforeTheBackwardIsRefused) {
+  // The second run would read the new weight and differentiate another function.
+  Generator gen(9);
+  const Tensor x = testing::leaf({2, 3}, gen), w = testing::leaf({3, 3}, gen);
+  const Tensor out =
+      recompute([&](const std::vector<Tensor>& in) { return sum(matmul(in[0], w)); }, {x}, {w});
+  {
+    NoGradGuard no_grad;
+    w.detach().fill_(0.5);
+  }
+  EXPECT_TG_THROW(out.backward(), MisuseError, "recompute");
+}
+
 TEST(RecomputeTest, WithoutGradItIsJustTheFunction) {
   Generator gen(8);
   const Tensor x = randn({2, 3}, kFloat64, gen);
