@@ -119,7 +119,7 @@ CausalSelfAttention::CausalSelfAttention(int64_t d_model, int64_t n_heads_, bool
   register_module("proj", proj);
 }
 
-Tensor CausalSelfAttention::forward(const Tensor& x) {
+CausalSelfAttention::Heads CausalSelfAttention::project(const Tensor& x, int64_t start) {
   TG_CHECK(x.dim() == 3 && x.size(2) == qkv.in_features, ShapeError,
            "CausalSelfAttention: expected x (B, T, {}), got {}", qkv.in_features, x.shape());
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2), D = C / n_heads;
@@ -134,13 +134,19 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
   auto heads = [&](const Tensor& part, int64_t h) {
     return part.reshape({B, T, h, D}).transpose(1, 2);
   };
-  Tensor q = heads(parts[0], n_heads), k = heads(parts[1], n_kv_heads),
-         v = heads(parts[2], n_kv_heads);
-  if (use_rope) {
-    const Tensor positions = arange(static_cast<double>(T), kInt64);
-    q = rope(q, positions, rope_theta);
-    k = rope(k, positions, rope_theta);
+  Heads out{heads(parts[0], n_heads), heads(parts[1], n_kv_heads), heads(parts[2], n_kv_heads)};
+  if (use_rope) {  // the true positions: rotations depend on them, not on the slot in x
+    const Tensor positions =
+        arange(static_cast<double>(start), static_cast<double>(start + T), 1.0, kInt64);
+    out.q = rope(out.q, positions, rope_theta);
+    out.k = rope(out.k, positions, rope_theta);
   }
+  return out;
+}
+
+Tensor CausalSelfAttention::forward(const Tensor& x) {
+  const auto [q, k, v] = project(x, 0);
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   const Tensor out = scaled_dot_product_attention(q, k, v, Tensor(), /*causal=*/true, std::nullopt,
                                                   /*enable_gqa=*/true);
   // Back to (B, T, H, D) and the heads side by side again: (B, T, C).
@@ -148,21 +154,8 @@ Tensor CausalSelfAttention::forward(const Tensor& x) {
 }
 
 Tensor CausalSelfAttention::forward(const Tensor& x, KVCache::Layer& cache, int64_t start) {
-  TG_CHECK(x.dim() == 3 && x.size(2) == qkv.in_features, ShapeError,
-           "CausalSelfAttention: expected x (B, T, {}), got {}", qkv.in_features, x.shape());
-  const int64_t B = x.size(0), T = x.size(1), C = x.size(2), D = C / n_heads;
-  const std::vector<Tensor> parts = split(qkv(x), {C, n_kv_heads * D, n_kv_heads * D}, 2);
-  auto heads = [&](const Tensor& part, int64_t h) {
-    return part.reshape({B, T, h, D}).transpose(1, 2);
-  };
-  Tensor q = heads(parts[0], n_heads), k = heads(parts[1], n_kv_heads),
-         v = heads(parts[2], n_kv_heads);
-  if (use_rope) {  // the true positions: rotations depend on them, not on the slot in x
-    const Tensor positions =
-        arange(static_cast<double>(start), static_cast<double>(start + T), 1.0, kInt64);
-    q = rope(q, positions, rope_theta);
-    k = rope(k, positions, rope_theta);
-  }
+  const auto [q, k, v] = project(x, start);
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   // The new keys and values join the cache; the queries see every cached position up to
   // their own. One new position sees all of them (no mask); a prompt on an empty cache is
   // plain causal; a chunk after cached positions needs query i to see keys j <= start + i,

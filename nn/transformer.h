@@ -118,6 +118,14 @@ class CausalSelfAttention : public UnaryModule {
   const double rope_theta;
   Linear qkv;   ///< C -> 3C (C + 2 n_kv_heads D): q, k and v for every head in one matmul
   Linear proj;  ///< C -> C: mixes the heads' outputs back into the residual stream
+
+ private:
+  struct Heads {
+    Tensor q, k, v;  ///< (B, H, T, D), (B, Hkv, T, D), (B, Hkv, T, D)
+  };
+  /// q, k and v of x (B, T, C), whose tokens sit at positions start .. start + T - 1 (the
+  /// positions RoPE rotates by), split into heads: what both forwards start from.
+  Heads project(const Tensor& x, int64_t start);
 };
 
 /// The SwiGLU feed-forward: w2(silu(w1 x) * w3 x), with w1, w3: C -> F and w2: F -> C.

@@ -235,9 +235,10 @@ void attention_tiled_backward(HeadRows<const F> dout, HeadRows<const F> q, HeadR
   std::vector<F> delta(static_cast<size_t>(n.group * n.Tq));
   std::vector<F> dk_tile(dk ? static_cast<size_t>(tiles.k * n.D) : 0);
   std::vector<F> dv_tile(dv ? static_cast<size_t>(tiles.k * n.Dv) : 0);
+  std::vector<SliceGrads<F>> heads;  // the query heads of one kv head
   for (int64_t b = 0; b < n.B; ++b) {
     for (int64_t h0 = 0; h0 < n.H; h0 += n.group) {  // the first query head of a kv head
-      std::vector<SliceGrads<F>> heads;
+      heads.clear();
       for (int64_t h = h0; h < h0 + n.group; ++h) {
         const int64_t bh = b * n.H + h;
         F* dh = delta.data() + (h - h0) * n.Tq;

@@ -132,9 +132,6 @@ void backward_slice(HeadRows<const In> dout, HeadRows<const In> q, HeadRows<cons
   }
 }
 
-/// Work per (b, h) slice, in core/parallel.h's units (16 multiply-adds).
-int64_t slice_work(const AttentionDims& n) { return n.Tq * n.Tk * (n.D + n.Dv) / 16; }
-
 /// Numbers in one block of scores (kBlockRows x Tk, fewer rows when Tq is smaller).
 size_t block_size(const AttentionDims& n) {
   return static_cast<size_t>(std::min(kBlockRows, n.Tq) * n.Tk);

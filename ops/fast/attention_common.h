@@ -20,6 +20,9 @@ using kernels::HeadRows;
 
 inline constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
+/// Work per (b, h) slice, in core/parallel.h's units (16 multiply-adds).
+inline int64_t slice_work(const AttentionDims& n) { return n.Tq * n.Tk * (n.D + n.Dv) / 16; }
+
 /// e^x: the vectorisable version for float, libm's for double (only the tests use double).
 /// Always inlined: a call per element would keep exp_shifted's loop scalar.
 template <class F>

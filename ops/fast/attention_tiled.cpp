@@ -179,9 +179,6 @@ void tiled_backward_slice(HeadRows<const F> dout, HeadRows<const F> q, HeadRows<
   }
 }
 
-/// Work per (b, h) slice, in core/parallel.h's units (16 multiply-adds).
-int64_t slice_work(const AttentionDims& n) { return n.Tq * n.Tk * (n.D + n.Dv) / 16; }
-
 template <class F>
 void attention_tiled_forward(HeadRows<const F> q, HeadRows<const F> k, HeadRows<const F> v,
                              HeadRows<F> out, F* lse, const AttentionDims& n, F scale,

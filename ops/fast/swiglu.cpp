@@ -46,8 +46,6 @@ template <class F, bool kAddA, bool kAddB>
   }
 }
 
-/// Calls span(offset_ab, offset_out, count) over the rows: a flat range (rows = 1) split by
-/// elements, rows split by whole rows.
 /// Where gradient g's element o is: null when nobody asked for g.
 template <class F>
 F* grad_at(const GradOut<F>& g, int64_t o) {
@@ -64,6 +62,8 @@ void backward_span_any(const F* a, const F* b, const F* dout, F* da, F* db, int6
   else backward_span<F, false, false>(a, b, dout, da, db, n);
 }
 
+/// Calls span(offset_ab, offset_out, count) over the rows: a flat range (rows = 1) split by
+/// elements, rows split by whole rows.
 template <class Span>
 void for_pieces(int64_t rows, int64_t h, int64_t stride, int64_t work, Span&& span) {
   if (rows == 1) {
