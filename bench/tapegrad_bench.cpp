@@ -1,6 +1,7 @@
 // bench/tapegrad_bench.cpp — tapegrad's side of the side-by-side benchmarks.
 //
-//   tapegrad-bench <mlp|lm|ops|overhead|core|gemm|sample> [--threads N] [--epochs E] [--steps S]
+//   tapegrad-bench <mlp|lm|ops|overhead|core|gemm|sample|tokenizer> [--threads N] [--epochs E]
+//                  [--steps S]
 //                  [--d-model D] [--context T] [--profile]
 //
 // Prints one JSON object per line in the format of ../shared/bench/README.md, with
@@ -14,7 +15,10 @@
 // against the measured FMA peak, and "bf16gemm" lines for bfloat16 operands, one per path
 // (neither has a PyTorch counterpart in the reference; bench/blas_gemm.cpp prints the same
 // sgemm lines for OpenBLAS when it is installed); `sample` measures generation with and
-// without the KV cache (tokens/s, no PyTorch counterpart either). The lm line also reports the
+// without the KV cache (tokens/s, no PyTorch counterpart either); `tokenizer` trains the
+// byte-level BPE of nn/bpe.h on the 300 Tang poems (fortunes-zh, titles kept: 84 KB) at 1000
+// and 4000 ids and encodes them (median seconds, tokens per character, MB/s; the issue quotes
+// Hugging Face tokenizers' figures for the same text, no side here runs it). The lm line also reports the
 // peak resident memory of the process (max_rss_mb), which the reference does not, and its
 // d_model and context: --d-model and --context resize the lm model for the scaling sweep
 // of scripts/bench_scaling.sh (tests/reference/lm_scaling.py is PyTorch's side of it); the
@@ -462,14 +466,55 @@ void sample_workload(const Options& opt) {
   }
 }
 
+// The "tokenizer" workload: BPE training and encoding on the Tang poems, median of 7 runs
+// each (single-threaded code: --threads changes nothing).
+void tokenizer_workload(const Options& opt) {
+  std::string text;
+  for (const std::string& poem :
+       tg::nn::read_fortunes(tg::nn::kTangPoemsPath, {.keep_titles = true})) {
+    text += poem + "\n";
+  }
+  const auto chars = static_cast<double>(tg::nn::utf8::count_chars(text));
+  auto median_s = [](auto&& f) {
+    std::vector<double> t;
+    for (int run = 0; run < 7; ++run) {
+      const auto t0 = std::chrono::steady_clock::now();
+      f();
+      t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::ranges::sort(t);
+    return t[t.size() / 2];
+  };
+  for (const int64_t vocab : {1000, 4000}) {
+    std::optional<tg::nn::BpeTokenizer> tok;
+    const double train_s = median_s([&] { tok = tg::nn::BpeTokenizer::train(text, {.vocab_size = vocab}); });
+    std::vector<int64_t> ids;
+    const double encode_s = median_s([&] { ids = tok->encode(text); });
+    emit({{"workload", "bpe_train"},
+          {"corpus", "tang300 with titles"},
+          {"bytes", text.size()},
+          {"vocab_size", vocab},
+          {"median_s", round_to(train_s, 4)}},
+         opt);
+    emit({{"workload", "bpe_encode"},
+          {"corpus", "tang300 with titles"},
+          {"vocab_size", vocab},
+          {"tokens_per_char", round_to(static_cast<double>(ids.size()) / chars, 3)},
+          {"median_s", round_to(encode_s, 5)},
+          {"mb_per_s", round_to(static_cast<double>(text.size()) / encode_s / 1e6, 1)}},
+         opt);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options opt;
   CLI::App app{"tapegrad-bench: the workloads of ../shared/bench/torch_reference.py"};
-  app.add_option("workload", opt.workload, "mlp, lm, ops, overhead, core, gemm, or sample")
+  app.add_option("workload", opt.workload,
+                 "mlp, lm, ops, overhead, core, gemm, sample, or tokenizer")
       ->required()
-      ->check(CLI::IsMember({"mlp", "lm", "ops", "overhead", "core", "gemm", "sample"}));
+      ->check(CLI::IsMember({"mlp", "lm", "ops", "overhead", "core", "gemm", "sample", "tokenizer"}));
   app.add_option("--threads", opt.threads,
                  "worker threads (default: TAPEGRAD_NUM_THREADS, else one per processor)")
       ->check(CLI::PositiveNumber);
@@ -512,6 +557,10 @@ int main(int argc, char** argv) {
     }
     if (opt.workload == "mlp") {
       mlp_workload(opt);
+      return 0;
+    }
+    if (opt.workload == "tokenizer") {
+      tokenizer_workload(opt);
       return 0;
     }
     if (opt.workload == "sample") {

@@ -1,28 +1,35 @@
-// examples/tiny_lm.cpp — a character-level Transformer language model, trained from scratch.
+// examples/tiny_lm.cpp — a small Transformer language model, trained from scratch.
 //
-//   tiny_lm train  [--data FILE] [--out DIR] [--steps N] [--max-seconds S] [--json] ...
+//   tiny_lm train  [--data words|tang|FILE] [--tokenizer char|bpe] [--out DIR] [--steps N]
+//                  [--max-seconds S] [--json] ...
 //   tiny_lm sample [--checkpoint FILE] [--temperature T] [--top-k K] [--top-p P] [--seed S]
 //                  [--no-cache] ...
 //
-// `train` reads any UTF-8 text (default: Debian's word list /usr/share/dict/words, one word
-// per line, so the model learns to invent English-looking words), builds a character
-// vocabulary, and trains a pre-norm decoder-only Transformer (nn/transformer.h) with AdamW,
-// a cosine schedule with linear warmup and gradient clipping. Every --eval-every steps it
-// measures the validation loss, next to the loss of a bigram-count model on the same
-// characters (the baseline a Transformer must beat clearly), and saves a checkpoint. Ctrl-C
-// saves a checkpoint and exits cleanly; --resume continues a run bit-identically.
+// `train` reads a text: `words` (the default: Debian's word list /usr/share/dict/words, one
+// word per line, so the model learns to invent English-looking words), `tang` (the 300 Tang
+// poems of Debian's fortunes-zh, cleaned by nn/corpus.h: it learns to write Chinese verse),
+// or any UTF-8 file. It tokenizes it, by characters (--tokenizer char, the default) or by a
+// byte-level BPE learned from the training split (--tokenizer bpe, nn/bpe.h), and trains a
+// pre-norm decoder-only Transformer (nn/transformer.h) with AdamW, a cosine schedule with
+// linear warmup and gradient clipping. Every --eval-every steps it measures the validation
+// loss, next to the losses of a unigram and a bigram count model on the same tokens (the
+// baselines a Transformer must beat clearly), and saves a checkpoint. Ctrl-C saves a
+// checkpoint and exits cleanly; --resume continues a run bit-identically. At the end it gives
+// the validation loss in bits per character too (comparable across tokenizers) and, for
+// `tang`, the share of regular verse lines in a sample of the model against a unigram sample.
 // In DIR it leaves: checkpoint.safetensors, metrics.csv and loss.svg.
 //
-// `sample` loads the checkpoint (the model config and vocabulary travel inside it) and
-// generates text one character at a time: logits of the last position / temperature, keep
+// `sample` loads the checkpoint (the model config and tokenizer travel inside it) and
+// generates text one token at a time: logits of the last position / temperature, keep
 // the top-k and then the top-p nucleus, softmax, draw. It runs the model against a KV cache
-// (one new position per character) unless --no-cache, and prints its speed to stderr.
+// (one new position per token) unless --no-cache, and prints its speed to stderr.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -43,7 +50,11 @@ using tg::Tensor;
 namespace nn = tg::nn;
 
 struct TrainArgs {
-  std::string data = "/usr/share/dict/words";
+  std::string data = "words";    // words, tang, or a file
+  bool titles = false;           // tang: keep each poem's title and author lines
+  std::string tokenizer = "char";  // char, or bpe
+  int64_t vocab_size = 1000;     // bpe: ids, bytes and specials included
+  int64_t min_count = 1;         // char: rarer characters go to the byte fallback
   std::string out = "runs/tiny_lm";
   bool shuffle_lines = true;
   int64_t steps = 450;
@@ -84,6 +95,8 @@ struct SampleArgs {
 };
 
 // ---------------------------------------------------------------- data
+constexpr const char* kWordsPath = "/usr/share/dict/words";
+
 std::string read_text(const std::string& path) {
   return tg::examples::read_input_file(
       "tiny_lm", "--data", path,
@@ -106,15 +119,42 @@ std::string shuffle_lines(const std::string& text, uint64_t seed) {
   return out;
 }
 
+/// The text to learn, as --data names it, its units (lines of a word list, poems) in a seeded
+/// random order when `shuffle`.
+std::string load_corpus(const TrainArgs& a) {
+  if (a.data != "tang") return read_text(a.data == "words" ? std::string(kWordsPath) : a.data);
+  std::vector<std::string> poems =
+      nn::read_fortunes(nn::kTangPoemsPath, {.keep_titles = a.titles});
+  tg::Generator gen(a.seed);
+  for (size_t i = poems.size(); a.shuffle_lines && i > 1; --i) {
+    std::swap(poems[i - 1], poems[static_cast<size_t>(gen.integer(0, static_cast<int64_t>(i)))]);
+  }
+  std::string text;
+  for (const std::string& poem : poems) text += poem + "\n";  // a blank line between poems
+  return text;
+}
+
+/// The tokenizer --tokenizer asks for. BPE learns its merges from the part of the text that
+/// becomes the training split (the first 1 - 10%), so validation text stays unseen.
+std::unique_ptr<nn::Tokenizer> make_tokenizer(const TrainArgs& a, const std::string& text) {
+  if (a.tokenizer == "bpe") {
+    const std::string_view train_part(text.data(), text.size() - text.size() / 10);
+    return std::make_unique<nn::BpeTokenizer>(
+        nn::BpeTokenizer::train(train_part, {.vocab_size = a.vocab_size}));
+  }
+  return std::make_unique<nn::CharTokenizer>(
+      text, nn::CharTokenizerOptions{.byte_fallback = a.min_count > 1, .min_count = a.min_count});
+}
+
 /// The first `n` ids of `split` (fewer if it is shorter).
 std::vector<int64_t> head_ids(const Tensor& split, int64_t n) {
   const int64_t count = std::min(n, split.numel());
   return split.narrow(0, 0, count).to_vector<int64_t>();
 }
 
-// ---------------------------------------------------------------- the two losses
-/// Mean cross-entropy (nats per character) of predicting ids[i + 1] from ids[0..i], over
-/// non-overlapping windows of `context` characters.
+// ---------------------------------------------------------------- the losses
+/// Mean cross-entropy (nats per token) of predicting ids[i + 1] from ids[0..i], over
+/// non-overlapping windows of `context` tokens.
 double model_loss(nn::TransformerLM& model, const std::vector<int64_t>& ids, int64_t context,
                   std::optional<tg::DType> dtype = std::nullopt) {
   tg::NoGradGuard no_grad;
@@ -143,36 +183,130 @@ double model_loss(nn::TransformerLM& model, const std::vector<int64_t>& ids, int
   return count > 0 ? total / static_cast<double>(count) : NAN;
 }
 
-/// The same loss for a bigram-count model: P(b | a) = (count(a, b) + alpha) /
-/// (count(a) + alpha * V) counted on the training split; the best alpha of a few is kept,
-/// so the baseline is as strong as a bigram model gets.
-double bigram_loss(const Tensor& train, const std::vector<int64_t>& ids, int64_t vocab,
-                   int64_t context) {
-  const std::vector<int64_t> t = train.to_vector<int64_t>();
-  std::vector<double> pair(static_cast<size_t>(vocab * vocab), 0.0);
-  std::vector<double> first(static_cast<size_t>(vocab), 0.0);
-  for (size_t i = 0; i + 1 < t.size(); ++i) {
-    pair[static_cast<size_t>(t[i] * vocab + t[i + 1])] += 1;
-    first[static_cast<size_t>(t[i])] += 1;
-  }
-  double best = INFINITY;
-  for (double alpha : {1.0, 0.1, 0.01, 0.001}) {
-    double total = 0;
-    int64_t count = 0;
-    const int64_t n = static_cast<int64_t>(ids.size());
-    // The same targets as model_loss: positions start + 1 .. start + context of each window.
-    for (int64_t start = 0; start + context < n; start += context) {
-      for (int64_t i = start; i < start + context; ++i) {
-        const auto a = static_cast<size_t>(ids[static_cast<size_t>(i)]);
-        const auto b = static_cast<size_t>(ids[static_cast<size_t>(i + 1)]);
-        total -= std::log((pair[a * static_cast<size_t>(vocab) + b] + alpha) /
-                          (first[a] + alpha * static_cast<double>(vocab)));
-        ++count;
-      }
+/// The targets model_loss scores: ids[start + 1 .. start + context] of each whole window.
+template <typename F>
+void for_each_target(const std::vector<int64_t>& ids, int64_t context, F&& f) {
+  const auto n = static_cast<int64_t>(ids.size());
+  for (int64_t start = 0; start + context < n; start += context) {
+    for (int64_t i = start; i < start + context; ++i) {
+      f(ids[static_cast<size_t>(i)], ids[static_cast<size_t>(i + 1)]);
     }
-    best = std::min(best, total / static_cast<double>(count));
+  }
+}
+
+/// The same loss for count models trained on the training split. Unigram: P(b) =
+/// (count(b) + alpha) / (N + alpha * V). Bigram: P(b | a) = (count(a, b) + alpha) /
+/// (count(a) + alpha * V). The best alpha of a few is kept, so each baseline is as strong
+/// as its kind gets. Pairs are counted in a hash map: V^2 would be 16M entries at V = 4000.
+struct Baselines {
+  double unigram;
+  double bigram;
+};
+Baselines baseline_losses(const Tensor& train, const std::vector<int64_t>& ids, int64_t vocab,
+                          int64_t context) {
+  const std::vector<int64_t> t = train.to_vector<int64_t>();
+  std::unordered_map<int64_t, double> pair;
+  std::vector<double> single(static_cast<size_t>(vocab), 0.0), first(static_cast<size_t>(vocab), 0.0);
+  for (size_t i = 0; i < t.size(); ++i) {
+    single[static_cast<size_t>(t[i])] += 1;
+    if (i + 1 < t.size()) {
+      pair[t[i] * vocab + t[i + 1]] += 1;
+      first[static_cast<size_t>(t[i])] += 1;
+    }
+  }
+  const auto v = static_cast<double>(vocab);
+  Baselines best{INFINITY, INFINITY};
+  for (double alpha : {1.0, 0.1, 0.01, 0.001}) {
+    double uni = 0, bi = 0;
+    int64_t count = 0;
+    for_each_target(ids, context, [&](int64_t a, int64_t b) {
+      const auto found = pair.find(a * vocab + b);
+      const double ab = found == pair.end() ? 0.0 : found->second;
+      uni -= std::log((single[static_cast<size_t>(b)] + alpha) /
+                      (static_cast<double>(t.size()) + alpha * v));
+      bi -= std::log((ab + alpha) / (first[static_cast<size_t>(a)] + alpha * v));
+      ++count;
+    });
+    best.unigram = std::min(best.unigram, uni / static_cast<double>(count));
+    best.bigram = std::min(best.bigram, bi / static_cast<double>(count));
   }
   return best;
+}
+
+/// Characters per token over the targets the losses score: a loss in nats per token times
+/// tokens per character, over ln 2, is bits per character, whatever the tokenizer.
+double tokens_per_char(const nn::Tokenizer& tok, const std::vector<int64_t>& ids, int64_t context) {
+  std::vector<int64_t> targets;
+  for_each_target(ids, context, [&](int64_t, int64_t b) { targets.push_back(b); });
+  return static_cast<double>(targets.size()) /
+         static_cast<double>(std::max<int64_t>(nn::utf8::count_chars(tok.decode(targets)), 1));
+}
+
+// ---------------------------------------------------------------- generation
+struct GenerateOptions {
+  int64_t length = 300;
+  double temperature = 0.8;
+  int64_t top_k = 0;
+  double top_p = 1.0;
+  bool cache = true;
+};
+
+/// Appends `o.length` tokens to `ids` (which holds at least one), drawn from the model one at
+/// a time; `emit` gets each new id as it is drawn.
+void generate(nn::TransformerLM& model, std::vector<int64_t>& ids, const GenerateOptions& o,
+              tg::Generator& gen, const std::function<void(int64_t)>& emit) {
+  tg::NoGradGuard no_grad;
+  model.eval();
+  const int64_t ctx = model.config.context_length;
+  nn::KVCache cache(model.config, 1);
+  // The logits of the next token. Without the cache: the model on the last ctx tokens,
+  // recomputed every time. With it: the prompt's last ctx tokens once (the prefill), then
+  // one new position per token against the cache. When the cache is full it starts again
+  // from the last ctx / 2 tokens, so from then on the model sees between ctx / 2 and ctx
+  // tokens where the recompute sees ctx: the two agree until then.
+  auto next_logits = [&]() -> Tensor {
+    if (!o.cache) {
+      const std::vector<int64_t> window = tg::examples::context_window(ids, ctx);
+      const auto t = static_cast<int64_t>(window.size());
+      return model(tg::tensor(window, {t}))[t - 1];
+    }
+    if (cache.length() == 0 || cache.length() == cache.capacity()) {
+      const int64_t keep = cache.length() == 0 ? ctx : std::max<int64_t>(ctx / 2, 1);
+      cache.clear();
+      const std::vector<int64_t> window = tg::examples::context_window(ids, keep);
+      const auto t = static_cast<int64_t>(window.size());
+      return model(tg::tensor(window, {t}), cache)[t - 1];
+    }
+    return model(tg::tensor(std::vector<int64_t>{ids.back()}, {1}), cache)[0];
+  };
+  for (int64_t n = 0; n < o.length; ++n) {
+    const std::vector<double> logits = next_logits().to(tg::kFloat64).to_vector<double>();
+    const int64_t k = tg::examples::nucleus_size(logits, o.temperature, o.top_k, o.top_p);
+    const auto next = static_cast<int64_t>(tg::examples::sample_next(logits, o.temperature, k, gen));
+    ids.push_back(next);
+    emit(next);
+  }
+  model.train();
+}
+
+/// Verse form, for --data tang: the share of regular lines (nn/corpus.h) in 2000 tokens
+/// generated after a blank line, and in as many tokens drawn one by one from the training
+/// split's token frequencies (the unigram sample: what a model that learned nothing of
+/// order would write).
+std::pair<double, double> verse_shares(nn::TransformerLM& model, const nn::Tokenizer& tok,
+                                       const Tensor& train, uint64_t seed) {
+  constexpr int64_t kTokens = 2000;
+  tg::Generator gen(seed);
+  std::vector<int64_t> ids = tok.encode("\n");
+  const size_t prompt = ids.size();
+  generate(model, ids, {.length = kTokens}, gen, [](int64_t) {});
+  const std::string text = tok.decode(std::vector<int64_t>(ids.begin() + static_cast<std::ptrdiff_t>(prompt), ids.end()));
+  const std::vector<int64_t> t = train.to_vector<int64_t>();
+  std::vector<int64_t> unigram;
+  for (int64_t n = 0; n < kTokens; ++n) {
+    unigram.push_back(t[static_cast<size_t>(gen.integer(0, static_cast<int64_t>(t.size())))]);
+  }
+  return {nn::verse_stats(text).share(), nn::verse_stats(tok.decode(unigram)).share()};
 }
 
 // ---------------------------------------------------------------- train
@@ -180,7 +314,7 @@ double bigram_loss(const Tensor& train, const std::vector<int64_t>& ids, int64_t
 void check_train_args(const TrainArgs& a) {
   TG_CHECK(a.eval_tokens > a.context, ValueError,
            "tiny_lm: --eval-tokens {} must be more than --context {}: the validation loss "
-           "needs one window of context characters and the one after them",
+           "needs one window of context tokens and the one after them",
            a.eval_tokens, a.context);
   TG_CHECK(a.min_lr <= a.lr, ValueError, "tiny_lm: --min-lr {} is more than --lr {}", a.min_lr,
            a.lr);
@@ -196,13 +330,15 @@ void check_train_args(const TrainArgs& a) {
 
 int train(const TrainArgs& a) {
   check_train_args(a);
-  const std::string text = read_text(a.data);
-  const nn::TextDataset data(a.shuffle_lines ? shuffle_lines(text, a.seed) : text);
-  const nn::CharTokenizer& tok = data.tokenizer();
-  // Both splits need at least one window and the character after it.
+  const std::string corpus = load_corpus(a);
+  const std::string text =
+      a.data != "tang" && a.shuffle_lines ? shuffle_lines(corpus, a.seed) : corpus;
+  const nn::TextDataset data(text, *make_tokenizer(a, text));
+  const nn::Tokenizer& tok = data.tokenizer();
+  // Both splits need at least one window and the token after it.
   TG_CHECK(data.split("val").numel() > a.context && data.split("train").numel() > a.context,
            ValueError,
-           "tiny_lm: --data '{}' has {} characters: too few for --context {} (the validation "
+           "tiny_lm: --data '{}' has {} tokens: too few for --context {} (the validation "
            "split, the last 10%, has {}, and each split needs more than the context)",
            a.data, data.split("train").numel() + data.split("val").numel(), a.context,
            data.split("val").numel());
@@ -242,9 +378,9 @@ int train(const TrainArgs& a) {
                ckpt, key);
     }
     TG_CHECK(meta.metadata.at("tokenizer") == tok.to_json(), ValueError,
-             "tiny_lm: --resume: '{}' was trained on other data than --data '{}' (its "
-             "characters differ)",
-             ckpt, a.data);
+             "tiny_lm: --resume: '{}' was trained on other data or another tokenizer than "
+             "--data '{}' --tokenizer {} (its tokenizers differ)",
+             ckpt, a.data, a.tokenizer);
     TG_CHECK(meta.metadata.at("config") == config.to_json(), ValueError,
              "tiny_lm: --resume: '{}' holds the model {}, but the flags describe {}", ckpt,
              meta.metadata.at("config"), config.to_json());
@@ -269,14 +405,16 @@ int train(const TrainArgs& a) {
                             .json = a.json,
                             .log_every = 50,
                             .unit = "tok",
-                            .eval_columns = {"val_loss", "bigram_val_loss"},
+                            .eval_columns = {"val_loss", "bigram_val_loss", "unigram_val_loss"},
                             .resumed_at_step = a.resume ? step : -1});
   const std::vector<int64_t> val_ids = head_ids(data.split("val"), a.eval_tokens);
-  const double bigram = bigram_loss(data.split("train"), val_ids, tok.vocab_size(), a.context);
+  const Baselines base = baseline_losses(data.split("train"), val_ids, tok.vocab_size(), a.context);
+  const double bits_per_nat = tokens_per_char(tok, val_ids, a.context) / std::log(2.0);
   log.note(
-      fmt::format("tiny_lm: {} characters of {} ({} distinct), model with {} parameters, "
+      fmt::format("tiny_lm: {} tokens of {} ({}: {} ids), model with {} parameters, "
                   "{} steps of {} x {} tokens{}",
-                  data.split("train").numel() + data.split("val").numel(), a.data, tok.vocab_size(),
+                  data.split("train").numel() + data.split("val").numel(), a.data,
+                  a.tokenizer == "bpe" ? "byte-level BPE" : "characters", tok.vocab_size(),
                   model.num_parameters(), a.steps, a.batch, a.context,
                   dtype ? fmt::format(", mixed precision {} (float32 master weights{})", a.dtype,
                                       *dtype == tg::kFloat16 ? ", loss scaling" : "")
@@ -306,7 +444,7 @@ int train(const TrainArgs& a) {
     stopped = tg::examples::stop_requested() || out_of_time;
     if (step % a.eval_every == 0 || step == a.steps || stopped) {
       val = model_loss(model, val_ids, a.context, dtype);
-      log.eval(step, {val, bigram});
+      log.eval(step, {val, base.bigram, base.unigram});
       save();
     }
     if (stopped) {
@@ -317,12 +455,24 @@ int train(const TrainArgs& a) {
       break;
     }
   }
-  log.finish({{"steps", step},
+  nlohmann::json verse = nlohmann::json::object();
+  if (a.data == "tang" && !tg::examples::stop_requested()) {  // does it write verse? (nn/corpus.h)
+    const auto [model_share, unigram_share] =
+        verse_shares(model, tok, data.split("train"), a.seed + 2);
+    verse = {{"verse_share", model_share}, {"unigram_verse_share", unigram_share}};
+  }
+  nlohmann::json summary = {{"steps", step},
               {"train_loss", last_loss},
               {"val_loss", val},
-              {"bigram_val_loss", bigram},
-              {"beats_bigram_by", bigram - val},
-              {"checkpoint", ckpt}});
+              {"bigram_val_loss", base.bigram},
+              {"unigram_val_loss", base.unigram},
+              {"beats_bigram_by", base.bigram - val},
+              {"beats_unigram_by", base.unigram - val},
+              {"val_bits_per_char", val * bits_per_nat},
+              {"bigram_bits_per_char", base.bigram * bits_per_nat},
+              {"checkpoint", ckpt}};
+  summary.update(verse);
+  log.finish(summary);
   return 0;
 }
 
@@ -341,55 +491,35 @@ int sample(const SampleArgs& a) {
            a.checkpoint);
   // from_json validates the config, sizes included, before the model is built.
   const auto config = nn::TransformerConfig::from_json(meta.metadata.at("config"));
-  const auto tok = nn::CharTokenizer::from_json(meta.metadata.at("tokenizer"));
-  TG_CHECK(tok.vocab_size() == config.vocab_size, ValueError,
-           "tiny_lm sample: --checkpoint '{}' has a vocabulary of {} characters but a model "
-           "for {}",
-           a.checkpoint, tok.vocab_size(), config.vocab_size);
+  const std::unique_ptr<nn::Tokenizer> tok =
+      nn::tokenizer_from_json(meta.metadata.at("tokenizer"));
+  TG_CHECK(tok->vocab_size() == config.vocab_size, ValueError,
+           "tiny_lm sample: --checkpoint '{}' has a tokenizer of {} ids but a model for {}",
+           a.checkpoint, tok->vocab_size(), config.vocab_size);
   nn::TransformerLM model(config);
   nn::load_checkpoint(a.checkpoint, model);
-  model.eval();
 
-  // Start from the prompt, or from a newline (the word separator) when there is none.
-  std::vector<int64_t> ids = tok.encode(a.prompt.empty() ? std::string("\n") : a.prompt);
+  // Start from the prompt, or from a newline (the word and line separator) when there is none.
+  std::vector<int64_t> ids = tok->encode(a.prompt.empty() ? std::string("\n") : a.prompt);
   tg::Generator gen(a.seed);
-  tg::NoGradGuard no_grad;
-  const int64_t ctx = config.context_length;
-  nn::KVCache cache(config, 1);
-  // The logits of the next character. Without the cache: the model on the last ctx
-  // characters, recomputed every time. With it: the prompt's last ctx characters once (the
-  // prefill), then one new position per character against the cache. When the cache is full
-  // it starts again from the last ctx / 2 characters, so from then on the model sees between
-  // ctx / 2 and ctx characters where the recompute sees ctx: the two agree until then.
-  auto next_logits = [&]() -> Tensor {
-    if (!a.cache) {
-      const std::vector<int64_t> window = tg::examples::context_window(ids, ctx);
-      const auto t = static_cast<int64_t>(window.size());
-      return model(tg::tensor(window, {t}))[t - 1];
-    }
-    if (cache.length() == 0 || cache.length() == cache.capacity()) {
-      const int64_t keep = cache.length() == 0 ? ctx : std::max<int64_t>(ctx / 2, 1);
-      cache.clear();
-      const std::vector<int64_t> window = tg::examples::context_window(ids, keep);
-      const auto t = static_cast<int64_t>(window.size());
-      return model(tg::tensor(window, {t}), cache)[t - 1];
-    }
-    return model(tg::tensor(std::vector<int64_t>{ids.back()}, {1}), cache)[0];
-  };
   std::printf("%s", a.prompt.c_str());
   const auto start = std::chrono::steady_clock::now();
-  for (int64_t n = 0; n < a.length; ++n) {
-    const std::vector<double> logits = next_logits().to(tg::kFloat64).to_vector<double>();
-    const int64_t k = tg::examples::nucleus_size(logits, a.temperature, a.top_k, a.top_p);
-    const size_t next = tg::examples::sample_next(logits, a.temperature, k, gen);
-    ids.push_back(static_cast<int64_t>(next));
-    std::printf("%s", tok.decode(std::vector<int64_t>{static_cast<int64_t>(next)}).c_str());
-  }
+  // Each token's bytes go out as it is drawn; a BPE token or a fallback byte may hold part of
+  // a character, which the terminal completes with the next one.
+  generate(model, ids,
+           {.length = a.length,
+            .temperature = a.temperature,
+            .top_k = a.top_k,
+            .top_p = a.top_p,
+            .cache = a.cache},
+           gen, [&](int64_t next) {
+             const std::string bytes = tok->decode(std::vector<int64_t>{next});
+             std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+           });
   std::printf("\n");
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   // The speed goes to stderr, so that stdout is the text alone.
-  std::fprintf(stderr,
-               "tiny_lm sample: %lld characters in %.3f s (%.0f characters/s, KV cache %s)\n",
+  std::fprintf(stderr, "tiny_lm sample: %lld tokens in %.3f s (%.0f tokens/s, KV cache %s)\n",
                static_cast<long long>(a.length), took.count(),
                took.count() > 0 ? static_cast<double>(a.length) / took.count() : 0.0,
                a.cache ? "on" : "off");
@@ -399,7 +529,7 @@ int sample(const SampleArgs& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"tiny_lm: train a character-level Transformer language model, then sample"};
+  CLI::App app{"tiny_lm: train a small Transformer language model, then sample"};
   tg::examples::one_line_errors(app, "tiny_lm");
   app.require_subcommand(1);
   // Every number is checked as it is parsed: a bad one is an error naming its flag.
@@ -409,11 +539,28 @@ int main(int argc, char** argv) {
   const CLI::Validator posreal = ex::positive_real(), nonneg = ex::non_negative_real();
   TrainArgs t;
   CLI::App* tr = app.add_subcommand("train", "train on a UTF-8 text file");
-  tr->add_option("--data", t.data, "UTF-8 text to learn")->capture_default_str();
+  tr->add_option("--data", t.data,
+                 "words (Debian's word list), tang (the 300 Tang poems of fortunes-zh), or a "
+                 "UTF-8 text file")
+      ->capture_default_str();
+  tr->add_flag("--titles", t.titles, "tang: keep each poem's title and author lines");
+  tr->add_option("--tokenizer", t.tokenizer,
+                 "char (one id per character) or bpe (byte-level BPE learned from the training "
+                 "split)")
+      ->check(CLI::IsMember({"char", "bpe"}))
+      ->capture_default_str();
+  tr->add_option("--vocab-size", t.vocab_size,
+                 "bpe: ids in all (256 bytes + merges + <|endoftext|>)")
+      ->check(ex::whole_number(257, int64_t{1} << 20))
+      ->capture_default_str();
+  tr->add_option("--min-count", t.min_count,
+                 "char: characters seen fewer times are spelled as their UTF-8 bytes")
+      ->check(positive)
+      ->capture_default_str();
   tr->add_option("--out", t.out, "directory for checkpoint, metrics.csv, loss.svg")
       ->capture_default_str();
   tr->add_flag("--shuffle-lines,!--no-shuffle-lines", t.shuffle_lines,
-               "shuffle the lines before the train/validation split (for word lists)");
+               "shuffle the lines (tang: the poems) before the train/validation split");
   tr->add_option("--steps", t.steps, "optimizer steps")->check(positive)->capture_default_str();
   tr->add_option("--max-seconds", t.max_seconds, "stop (and save) after this long; 0 = never")
       ->check(nonneg)
@@ -423,7 +570,7 @@ int main(int argc, char** argv) {
       ->check(count)
       ->capture_default_str();
   tr->add_option("--batch", t.batch, "sequences per step")->check(size)->capture_default_str();
-  tr->add_option("--context", t.context, "characters per sequence")
+  tr->add_option("--context", t.context, "tokens per sequence")
       ->check(size)
       ->capture_default_str();
   tr->add_option("--d-model", t.d_model, "width of the residual stream")
@@ -454,7 +601,7 @@ int main(int argc, char** argv) {
   tr->add_option("--eval-every", t.eval_every, "steps between evaluations and checkpoints")
       ->check(positive)
       ->capture_default_str();
-  tr->add_option("--eval-tokens", t.eval_tokens, "validation characters per evaluation")
+  tr->add_option("--eval-tokens", t.eval_tokens, "validation tokens per evaluation")
       ->check(positive)
       ->capture_default_str();
   tr->add_option("--seed", t.seed, "seed of init, data order and line shuffle")
@@ -476,7 +623,7 @@ int main(int argc, char** argv) {
   sa->add_option("--checkpoint", s.checkpoint, "checkpoint written by train")
       ->capture_default_str();
   sa->add_option("--prompt", s.prompt, "text to continue (default: start a new line)");
-  sa->add_option("--length", s.length, "characters to generate")
+  sa->add_option("--length", s.length, "tokens to generate")
       ->check(count)
       ->capture_default_str();
   sa->add_option("--temperature", s.temperature, "0 = greedy; higher = more random")

@@ -3,7 +3,9 @@
 
 #include "nn/accounting.h"
 #include "nn/activation.h"
+#include "nn/bpe.h"
 #include "nn/checkpoint.h"
+#include "nn/corpus.h"
 #include "nn/embedding.h"
 #include "nn/grad_scaler.h"
 #include "nn/grad_utils.h"
@@ -18,4 +20,5 @@
 #include "nn/recompute.h"
 #include "nn/sequential.h"
 #include "nn/text_data.h"
+#include "nn/tokenizer.h"
 #include "nn/transformer.h"

@@ -1,4 +1,4 @@
-// nn/text_data.cpp — UTF-8 decoding, the character vocabulary, and random windows.
+// nn/text_data.cpp — the character vocabulary (with its byte fallback), and random windows.
 #include "nn/text_data.h"
 
 #include <algorithm>
@@ -10,112 +10,51 @@
 #include <sstream>
 
 namespace tg::nn {
-namespace {
-
-// UTF-8 encodes a code point in 1 to 4 bytes:
-//   U+0000  .. U+007F    0xxxxxxx
-//   U+0080  .. U+07FF    110xxxxx 10xxxxxx
-//   U+0800  .. U+FFFF    1110xxxx 10xxxxxx 10xxxxxx          (minus surrogates D800..DFFF)
-//   U+10000 .. U+10FFFF  11110xxx 10xxxxxx 10xxxxxx 10xxxxxx
-// A valid text uses the shortest form of each code point (no "overlong" encodings).
-std::vector<char32_t> decode_utf8(std::string_view text, std::string_view who) {
-  std::vector<char32_t> out;
-  out.reserve(text.size());
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    // The lead byte gives the length, the payload bits it carries, and the smallest code
-    // point that needs this many bytes.
-    size_t len = 0;
-    char32_t cp = 0;
-    char32_t min = 0;
-    if (lead < 0x80) {
-      len = 1, cp = lead;
-    } else if ((lead & 0xE0) == 0xC0) {
-      len = 2, cp = lead & 0x1Fu, min = 0x80;
-    } else if ((lead & 0xF0) == 0xE0) {
-      len = 3, cp = lead & 0x0Fu, min = 0x800;
-    } else if ((lead & 0xF8) == 0xF0) {
-      len = 4, cp = lead & 0x07u, min = 0x10000;
-    }
-    TG_CHECK(len != 0, ValueError,
-             "{}: invalid UTF-8 at byte offset {}: byte 0x{:02x} cannot start a character", who, i,
-             lead);
-    TG_CHECK(i + len <= text.size(), ValueError,
-             "{}: invalid UTF-8 at byte offset {}: a {}-byte character is cut off by the end of "
-             "the text",
-             who, i, len);
-    for (size_t k = 1; k < len; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      TG_CHECK((next & 0xC0) == 0x80, ValueError,
-               "{}: invalid UTF-8 at byte offset {}: expected a continuation byte 10xxxxxx, got "
-               "0x{:02x}",
-               who, i + k, next);
-      cp = (cp << 6) | (next & 0x3Fu);
-    }
-    TG_CHECK(cp >= min, ValueError,
-             "{}: invalid UTF-8 at byte offset {}: overlong {}-byte encoding of U+{:04X}", who, i,
-             len, static_cast<uint32_t>(cp));
-    TG_CHECK(cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF), ValueError,
-             "{}: invalid UTF-8 at byte offset {}: U+{:04X} is not a Unicode character", who, i,
-             static_cast<uint32_t>(cp));
-    out.push_back(cp);
-    i += len;
-  }
-  return out;
-}
-
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-/// "'a' (U+0061)" for a printable character, "U+000A" for a control character.
-std::string describe(char32_t cp) {
-  if (cp < 0x20 || cp == 0x7F) return fmt::format("U+{:04X}", static_cast<uint32_t>(cp));
-  std::string c;
-  append_utf8(c, cp);
-  return fmt::format("'{}' (U+{:04X})", c, static_cast<uint32_t>(cp));
-}
-
-}  // namespace
 
 // ---- CharTokenizer
 
-CharTokenizer::CharTokenizer(std::string_view text) : vocab_(decode_utf8(text, "CharTokenizer")) {
-  std::ranges::sort(vocab_);
-  const auto dup = std::ranges::unique(vocab_);
-  vocab_.erase(dup.begin(), dup.end());
+CharTokenizer::CharTokenizer(std::string_view text, const CharTokenizerOptions& options)
+    : byte_fallback_(options.byte_fallback) {
+  TG_CHECK(options.min_count >= 1 && (options.min_count == 1 || options.byte_fallback),
+           ValueError,
+           "CharTokenizer: min_count {} needs byte_fallback (a character seen fewer times has "
+           "no id of its own, so it must be encoded as bytes); min_count must be at least 1",
+           options.min_count);
+  std::vector<char32_t> chars = utf8::decode(text, "CharTokenizer");
+  std::ranges::sort(chars);
+  // Equal code points are now adjacent: keep one of each run that is long enough.
+  for (size_t i = 0; i < chars.size();) {
+    size_t j = i;
+    while (j < chars.size() && chars[j] == chars[i]) ++j;
+    if (static_cast<int64_t>(j - i) >= options.min_count) vocab_.push_back(chars[i]);
+    i = j;
+  }
+}
+
+int64_t CharTokenizer::vocab_size() const {
+  return first_char_id() + static_cast<int64_t>(vocab_.size());
 }
 
 std::vector<int64_t> CharTokenizer::encode(std::string_view text) const {
-  const std::vector<char32_t> chars = decode_utf8(text, "CharTokenizer::encode");
-  std::vector<int64_t> ids(chars.size());
+  const std::vector<char32_t> chars = utf8::decode(text, "CharTokenizer::encode");
+  std::vector<int64_t> ids;
+  ids.reserve(chars.size());
   for (size_t i = 0; i < chars.size(); ++i) {
     const auto it = std::ranges::lower_bound(vocab_, chars[i]);  // the vocab is sorted
-    TG_CHECK(it != vocab_.end() && *it == chars[i], ValueError,
+    if (it != vocab_.end() && *it == chars[i]) {
+      ids.push_back(first_char_id() + (it - vocab_.begin()));
+      continue;
+    }
+    TG_CHECK(byte_fallback_, ValueError,
              "CharTokenizer::encode: character {} at position {} is not in the vocabulary of "
              "{} characters",
-             describe(chars[i]), i, vocab_.size());
-    ids[i] = it - vocab_.begin();
+             utf8::describe(chars[i]), i, vocab_.size());
+    std::string bytes;  // the byte fallback: a byte's id is its value
+    utf8::append(bytes, chars[i]);
+    for (const char b : bytes) ids.push_back(static_cast<unsigned char>(b));
   }
   return ids;
 }
-
-Tensor CharTokenizer::encode_tensor(std::string_view text) const { return tensor(encode(text)); }
 
 std::string CharTokenizer::decode(const std::vector<int64_t>& ids) const {
   std::string out;
@@ -124,24 +63,23 @@ std::string CharTokenizer::decode(const std::vector<int64_t>& ids) const {
     TG_CHECK(ids[i] >= 0 && ids[i] < vocab_size(), IndexError,
              "CharTokenizer::decode: id {} at position {} is outside the vocabulary [0, {})",
              ids[i], i, vocab_size());
-    append_utf8(out, vocab_[static_cast<size_t>(ids[i])]);
+    if (ids[i] < first_char_id()) {
+      out += static_cast<char>(ids[i]);  // a byte of a rare character
+    } else {
+      utf8::append(out, vocab_[static_cast<size_t>(ids[i] - first_char_id())]);
+    }
   }
   return out;
-}
-
-std::string CharTokenizer::decode(const Tensor& ids) const {
-  TG_CHECK(ids.dtype() == kInt64, DTypeError,
-           "CharTokenizer::decode: ids must be int64, got {} of shape {}", ids.dtype(),
-           ids.shape());
-  return decode(ids.to_vector<int64_t>());
 }
 
 // nlohmann/json (linked privately, as in core/) writes and parses the JSON: it escapes
 // control characters and quotes, which a hand-written format would have to get right too.
 std::string CharTokenizer::to_json() const {
   std::string chars;
-  for (const char32_t cp : vocab_) append_utf8(chars, cp);
-  return nlohmann::json{{"type", "char"}, {"vocab", chars}}.dump();
+  for (const char32_t cp : vocab_) utf8::append(chars, cp);
+  nlohmann::json j{{"type", "char"}, {"vocab", chars}};
+  if (byte_fallback_) j["byte_fallback"] = true;
+  return j.dump();
 }
 
 CharTokenizer CharTokenizer::from_json(std::string_view json) {
@@ -152,18 +90,20 @@ CharTokenizer CharTokenizer::from_json(std::string_view json) {
     detail::raise<ValueError>("CharTokenizer::from_json: not valid JSON ({})", e.what());
   }
   TG_CHECK(j.is_object() && j.contains("type") && j["type"] == "char" && j.contains("vocab") &&
-               j["vocab"].is_string(),
+               j["vocab"].is_string() &&
+               (!j.contains("byte_fallback") || j["byte_fallback"].is_boolean()),
            ValueError,
-           "CharTokenizer::from_json: expected {{\"type\": \"char\", \"vocab\": \"...\"}}, got "
-           "{}",
-           j.dump());
+           "CharTokenizer::from_json: expected {{\"type\": \"char\", \"vocab\": \"...\"}} "
+           "(and optionally \"byte_fallback\": true), got {}",
+           j.dump().substr(0, 200));
   CharTokenizer t;
-  t.vocab_ = decode_utf8(j["vocab"].get<std::string>(), "CharTokenizer::from_json");
+  t.vocab_ = utf8::decode(j["vocab"].get<std::string>(), "CharTokenizer::from_json");
+  t.byte_fallback_ = j.value("byte_fallback", false);
   for (size_t i = 1; i < t.vocab_.size(); ++i) {
     TG_CHECK(t.vocab_[i - 1] < t.vocab_[i], ValueError,
              "CharTokenizer::from_json: the vocabulary must be sorted and distinct, but {} "
              "comes after {} (ids {} and {})",
-             describe(t.vocab_[i]), describe(t.vocab_[i - 1]), i, i - 1);
+             utf8::describe(t.vocab_[i]), utf8::describe(t.vocab_[i - 1]), i, i - 1);
   }
   return t;
 }
@@ -173,12 +113,12 @@ CharTokenizer CharTokenizer::from_json(std::string_view json) {
 TextDataset::TextDataset(std::string_view text, const TextDatasetOptions& options)
     : TextDataset(text, CharTokenizer(text), options) {}
 
-TextDataset::TextDataset(std::string_view text, CharTokenizer tokenizer,
+TextDataset::TextDataset(std::string_view text, const Tokenizer& tokenizer,
                          const TextDatasetOptions& options)
-    : tokenizer_(std::move(tokenizer)) {
+    : tokenizer_(tokenizer.clone()) {
   TG_CHECK(options.val_fraction >= 0.0 && options.val_fraction < 1.0, ValueError,
            "TextDataset: val_fraction must be in [0, 1), got {}", options.val_fraction);
-  const Tensor ids = tokenizer_.encode_tensor(text);
+  const Tensor ids = tokenizer_->encode_tensor(text);
   const int64_t n = ids.numel();
   // floor(n * fraction) ids for validation: a fraction of 0.1 of 1005 ids leaves 905 to train.
   const auto n_val = static_cast<int64_t>(static_cast<double>(n) * options.val_fraction);

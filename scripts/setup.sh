@@ -14,12 +14,13 @@
 set -euo pipefail
 
 # graphviz is the `dot` program that renders tg::to_dot's pictures of the tape (a test
-# renders one; the course draws its graphs with it). The last two are data: the word list
-# tiny_lm learns from by default, and the images of the fashion_mnist example (the tests use
-# both, and skip what is missing).
+# renders one; the course draws its graphs with it). The last three are data: the word list
+# tiny_lm learns from by default, the images of the fashion_mnist example, and the Chinese
+# fortune files whose 300 Tang poems tiny_lm --data tang learns (the tests use all three,
+# and skip what is missing).
 packages=(g++ cmake ninja-build pkg-config libfmt-dev libgtest-dev libgmock-dev
           libbenchmark-dev zlib1g-dev nlohmann-json3-dev libcli11-dev graphviz
-          wamerican dataset-fashion-mnist)
+          wamerican dataset-fashion-mnist fortunes-zh)
 if [[ "${1:-}" == "--dev" ]]; then
   packages+=(clang-format)
 elif [[ "${1:-}" == "--bench" ]]; then

@@ -60,7 +60,7 @@ int main() {
   std::string text;
   for (int i = 0; i < 12; ++i) text += "the cat sat on the mat.\nthe dog ate the log.\n";
   const nn::TextDataset data(text);  // the last 10% of the characters are the validation split
-  const nn::CharTokenizer& tok = data.tokenizer();
+  const nn::Tokenizer& tok = data.tokenizer();
   fmt::print("{} characters, vocabulary {}: {}\n", text.size(), tok.vocab_size(), tok.to_json());
   fmt::print("encode(\"the cat\") = {}\n", tok.encode("the cat"));
   fmt::print("train {} ids, val {} ids\n", data.split("train").numel(), data.split("val").numel());

@@ -14,7 +14,7 @@
 cmake_minimum_required(VERSION 3.25)
 
 if(DEFINED REQUIRE_PATH AND NOT EXISTS "${REQUIRE_PATH}")
-  message("SKIP: ${REQUIRE_PATH} is missing (apt-get install dataset-fashion-mnist)")
+  message("SKIP: ${REQUIRE_PATH} is missing (its Debian package: scripts/setup.sh installs it)")
   cmake_language(EXIT 77)
 endif()
 

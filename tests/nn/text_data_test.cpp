@@ -82,7 +82,7 @@ TEST(CharTokenizerTest, DecodeRejectsBadIds) {
   EXPECT_TG_THROW(t.decode(std::vector<int64_t>{0, 3}), IndexError, "CharTokenizer::decode", "id 3",
                   "position 1", "[0, 3)");
   EXPECT_TG_THROW(t.decode(std::vector<int64_t>{-1}), IndexError, "id -1", "position 0");
-  EXPECT_TG_THROW(t.decode(tensor({1.0f})), DTypeError, "CharTokenizer::decode", "int64",
+  EXPECT_TG_THROW(t.decode(tensor({1.0f})), DTypeError, "Tokenizer::decode", "int64",
                   "float32");
 }
 
@@ -112,6 +112,66 @@ TEST(CharTokenizerTest, FromJsonRejectsBadInput) {
                   "sorted and distinct", "'a' (U+0061) comes after 'b' (U+0062)");
   EXPECT_TG_THROW(CharTokenizer::from_json(R"({"type": "char", "vocab": "aa"})"), ValueError,
                   "sorted and distinct");
+}
+
+TEST(CharTokenizerTest, ByteFallbackSpellsRareCharactersInBytes) {
+  // 'a' twice, 'b' once, 春 once: with min_count 2 only 'a' has an id of its own (256).
+  const CharTokenizer t("aab春a", {.byte_fallback = true, .min_count = 2});
+  EXPECT_EQ(t.vocab(), std::vector<char32_t>{U'a'});
+  EXPECT_EQ(t.vocab_size(), 257);
+  EXPECT_EQ(t.first_char_id(), 256);
+  EXPECT_EQ(t.encode("ab春"), (std::vector<int64_t>{256, 'b', 0xe6, 0x98, 0xa5}));
+  EXPECT_EQ(t.decode(std::vector<int64_t>{256, 'b', 0xe6, 0x98, 0xa5}), "ab春");
+  // A character never seen at all is no error either.
+  EXPECT_EQ(t.decode(t.encode("z风")), "z风");
+  // min_count 1 with the fallback: every character has an id, and strangers still encode.
+  const CharTokenizer all("ab", {.byte_fallback = true});
+  EXPECT_EQ(all.vocab_size(), 258);
+  EXPECT_EQ(all.encode("bc"), (std::vector<int64_t>{257, 'c'}));
+}
+
+TEST(CharTokenizerTest, ByteFallbackRoundTripsRandomUtf8) {
+  std::string corpus = "春眠不觉晓，处处闻啼鸟。";
+  const CharTokenizer t(corpus, {.byte_fallback = true});
+  uint32_t state = 12345;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string text;
+    for (int n = static_cast<int>(next() % 20); n > 0; --n) {
+      const uint32_t kind = next() % 4;
+      const char32_t cp = kind == 0   ? 0x20 + next() % 0x5F
+                          : kind == 1 ? 0x4E00 + next() % 0x5200
+                          : kind == 2 ? U"春眠不觉晓，"[next() % 6]
+                                      : 0x10000 + next() % 0x10000;
+      utf8::append(text, cp);
+    }
+    ASSERT_EQ(t.decode(t.encode(text)), text);
+  }
+}
+
+TEST(CharTokenizerTest, ByteFallbackOptionsAndJson) {
+  EXPECT_TG_THROW(CharTokenizer("ab", {.min_count = 2}), ValueError, "CharTokenizer",
+                  "min_count 2 needs byte_fallback");
+  EXPECT_TG_THROW(CharTokenizer("ab", {.byte_fallback = true, .min_count = 0}), ValueError,
+                  "at least 1");
+  const CharTokenizer t("aab春a", {.byte_fallback = true, .min_count = 2});
+  EXPECT_EQ(t.to_json(), R"({"byte_fallback":true,"type":"char","vocab":"a"})");
+  const CharTokenizer back = CharTokenizer::from_json(t.to_json());
+  EXPECT_TRUE(back.byte_fallback());
+  EXPECT_EQ(back.encode("ab春"), t.encode("ab春"));
+  EXPECT_EQ(tokenizer_from_json(t.to_json())->encode("春"), t.encode("春"));
+  EXPECT_TG_THROW(CharTokenizer::from_json(R"({"type": "char", "vocab": "a", "byte_fallback": 1})"),
+                  ValueError, "from_json", "byte_fallback");
+  EXPECT_TG_THROW(t.decode(std::vector<int64_t>{257}), IndexError, "id 257", "[0, 257)");
+}
+
+TEST(TextDatasetTest, AnyTokenizer) {
+  const std::string text = "ab春ab春ab春ab春ab春";
+  const CharTokenizer bytes_only("", {.byte_fallback = true});
+  const TextDataset d(text, bytes_only, {.val_fraction = 0.2});
+  EXPECT_EQ(d.tokenizer().vocab_size(), 256);
+  EXPECT_EQ(d.split("train").numel() + d.split("val").numel(), 25);  // 5 bytes per "ab春"
+  EXPECT_EQ(d.tokenizer().decode(d.split("train")) + d.tokenizer().decode(d.split("val")), text);
 }
 
 // ---- TextDataset
