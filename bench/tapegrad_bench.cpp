@@ -18,11 +18,11 @@
 // without the KV cache (tokens/s, no PyTorch counterpart either); `tokenizer` trains the
 // byte-level BPE of nn/bpe.h on the 300 Tang poems (fortunes-zh, titles kept: 84 KB) at 1000
 // and 4000 ids and encodes them (median seconds, tokens per character, MB/s; the issue quotes
-// Hugging Face tokenizers' figures for the same text, no side here runs it). The lm line also reports the
-// peak resident memory of the process (max_rss_mb), which the reference does not, and its
-// d_model and context: --d-model and --context resize the lm model for the scaling sweep
-// of scripts/bench_scaling.sh (tests/reference/lm_scaling.py is PyTorch's side of it); the
-// defaults are the reference's workload.
+// Hugging Face tokenizers' figures for the same text, no side here runs it). The lm line also
+// reports the peak resident memory of the process (max_rss_mb), which the reference does not, and
+// its d_model and context: --d-model and --context resize the lm model for the scaling sweep of
+// scripts/bench_scaling.sh (tests/reference/lm_scaling.py is PyTorch's side of it); the defaults
+// are the reference's workload.
 //
 // --profile (lm and mlp) then runs the same steps (or one more epoch) again under a
 // tg::Profiler and prints where their time went: one "op_profile" line per op and phase
@@ -487,7 +487,8 @@ void tokenizer_workload(const Options& opt) {
   };
   for (const int64_t vocab : {1000, 4000}) {
     std::optional<tg::nn::BpeTokenizer> tok;
-    const double train_s = median_s([&] { tok = tg::nn::BpeTokenizer::train(text, {.vocab_size = vocab}); });
+    const double train_s =
+        median_s([&] { tok = tg::nn::BpeTokenizer::train(text, {.vocab_size = vocab}); });
     std::vector<int64_t> ids;
     const double encode_s = median_s([&] { ids = tok->encode(text); });
     emit({{"workload", "bpe_train"},
@@ -514,7 +515,8 @@ int main(int argc, char** argv) {
   app.add_option("workload", opt.workload,
                  "mlp, lm, ops, overhead, core, gemm, sample, or tokenizer")
       ->required()
-      ->check(CLI::IsMember({"mlp", "lm", "ops", "overhead", "core", "gemm", "sample", "tokenizer"}));
+      ->check(
+          CLI::IsMember({"mlp", "lm", "ops", "overhead", "core", "gemm", "sample", "tokenizer"}));
   app.add_option("--threads", opt.threads,
                  "worker threads (default: TAPEGRAD_NUM_THREADS, else one per processor)")
       ->check(CLI::PositiveNumber);

@@ -24,6 +24,7 @@
 // the top-k and then the top-p nucleus, softmax, draw. It runs the model against a KV cache
 // (one new position per token) unless --no-cache, and prints its speed to stderr.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -50,11 +51,11 @@ using tg::Tensor;
 namespace nn = tg::nn;
 
 struct TrainArgs {
-  std::string data = "words";    // words, tang, or a file
-  bool titles = false;           // tang: keep each poem's title and author lines
+  std::string data = "words";      // words, tang, or a file
+  bool titles = false;             // tang: keep each poem's title and author lines
   std::string tokenizer = "char";  // char, or bpe
-  int64_t vocab_size = 1000;     // bpe: ids, bytes and specials included
-  int64_t min_count = 1;         // char: rarer characters go to the byte fallback
+  int64_t vocab_size = 1000;       // bpe: ids, bytes and specials included
+  int64_t min_count = 1;           // char: rarer characters go to the byte fallback
   std::string out = "runs/tiny_lm";
   bool shuffle_lines = true;
   int64_t steps = 450;
@@ -79,8 +80,9 @@ struct TrainArgs {
   uint64_t seed = 0;
   bool json = false;
   bool resume = false;
-  std::string dtype = "f32";  // f32, or bf16/f16: mixed precision (autocast, master weights)
-  double init_scale = 65536;  // f16: the loss scale to start from (nn::GradScaler)
+  std::string dtype = "f32";       // f32, or bf16/f16: mixed precision (autocast, master weights)
+  double init_scale = 65536;       // f16: the loss scale to start from (nn::GradScaler)
+  std::vector<std::string> given;  // the flags on the command line (some apply to one choice)
 };
 
 struct SampleArgs {
@@ -123,8 +125,7 @@ std::string shuffle_lines(const std::string& text, uint64_t seed) {
 /// random order when `shuffle`.
 std::string load_corpus(const TrainArgs& a) {
   if (a.data != "tang") return read_text(a.data == "words" ? std::string(kWordsPath) : a.data);
-  std::vector<std::string> poems =
-      nn::read_fortunes(nn::kTangPoemsPath, {.keep_titles = a.titles});
+  std::vector<std::string> poems = nn::read_fortunes(nn::kTangPoemsPath, {.keep_titles = a.titles});
   tg::Generator gen(a.seed);
   for (size_t i = poems.size(); a.shuffle_lines && i > 1; --i) {
     std::swap(poems[i - 1], poems[static_cast<size_t>(gen.integer(0, static_cast<int64_t>(i)))]);
@@ -206,7 +207,8 @@ Baselines baseline_losses(const Tensor& train, const std::vector<int64_t>& ids, 
                           int64_t context) {
   const std::vector<int64_t> t = train.to_vector<int64_t>();
   std::unordered_map<int64_t, double> pair;
-  std::vector<double> single(static_cast<size_t>(vocab), 0.0), first(static_cast<size_t>(vocab), 0.0);
+  std::vector<double> single(static_cast<size_t>(vocab), 0.0),
+      first(static_cast<size_t>(vocab), 0.0);
   for (size_t i = 0; i < t.size(); ++i) {
     single[static_cast<size_t>(t[i])] += 1;
     if (i + 1 < t.size()) {
@@ -282,7 +284,8 @@ void generate(nn::TransformerLM& model, std::vector<int64_t>& ids, const Generat
   for (int64_t n = 0; n < o.length; ++n) {
     const std::vector<double> logits = next_logits().to(tg::kFloat64).to_vector<double>();
     const int64_t k = tg::examples::nucleus_size(logits, o.temperature, o.top_k, o.top_p);
-    const auto next = static_cast<int64_t>(tg::examples::sample_next(logits, o.temperature, k, gen));
+    const auto next =
+        static_cast<int64_t>(tg::examples::sample_next(logits, o.temperature, k, gen));
     ids.push_back(next);
     emit(next);
   }
@@ -300,7 +303,8 @@ std::pair<double, double> verse_shares(nn::TransformerLM& model, const nn::Token
   std::vector<int64_t> ids = tok.encode("\n");
   const size_t prompt = ids.size();
   generate(model, ids, {.length = kTokens}, gen, [](int64_t) {});
-  const std::string text = tok.decode(std::vector<int64_t>(ids.begin() + static_cast<std::ptrdiff_t>(prompt), ids.end()));
+  const std::string text = tok.decode(
+      std::vector<int64_t>(ids.begin() + static_cast<std::ptrdiff_t>(prompt), ids.end()));
   const std::vector<int64_t> t = train.to_vector<int64_t>();
   std::vector<int64_t> unigram;
   for (int64_t n = 0; n < kTokens; ++n) {
@@ -312,6 +316,18 @@ std::pair<double, double> verse_shares(nn::TransformerLM& model, const nn::Token
 // ---------------------------------------------------------------- train
 /// What the flags alone can tell, before any file is read.
 void check_train_args(const TrainArgs& a) {
+  // A flag that only one choice reads would otherwise be silently ignored.
+  const auto given = [&](std::string_view flag) { return std::ranges::count(a.given, flag) > 0; };
+  TG_CHECK(!given("--vocab-size") || a.tokenizer == "bpe", ValueError,
+           "tiny_lm: --vocab-size applies to --tokenizer bpe, not --tokenizer {} (whose "
+           "vocabulary is the text's characters)",
+           a.tokenizer);
+  TG_CHECK(!given("--min-count") || a.tokenizer == "char", ValueError,
+           "tiny_lm: --min-count applies to --tokenizer char, not --tokenizer {} (BPE spells "
+           "every character in bytes it knows)",
+           a.tokenizer);
+  TG_CHECK(!a.titles || a.data == "tang", ValueError,
+           "tiny_lm: --titles applies to --data tang, not --data '{}'", a.data);
   TG_CHECK(a.eval_tokens > a.context, ValueError,
            "tiny_lm: --eval-tokens {} must be more than --context {}: the validation loss "
            "needs one window of context tokens and the one after them",
@@ -462,15 +478,15 @@ int train(const TrainArgs& a) {
     verse = {{"verse_share", model_share}, {"unigram_verse_share", unigram_share}};
   }
   nlohmann::json summary = {{"steps", step},
-              {"train_loss", last_loss},
-              {"val_loss", val},
-              {"bigram_val_loss", base.bigram},
-              {"unigram_val_loss", base.unigram},
-              {"beats_bigram_by", base.bigram - val},
-              {"beats_unigram_by", base.unigram - val},
-              {"val_bits_per_char", val * bits_per_nat},
-              {"bigram_bits_per_char", base.bigram * bits_per_nat},
-              {"checkpoint", ckpt}};
+                            {"train_loss", last_loss},
+                            {"val_loss", val},
+                            {"bigram_val_loss", base.bigram},
+                            {"unigram_val_loss", base.unigram},
+                            {"beats_bigram_by", base.bigram - val},
+                            {"beats_unigram_by", base.unigram - val},
+                            {"val_bits_per_char", val * bits_per_nat},
+                            {"bigram_bits_per_char", base.bigram * bits_per_nat},
+                            {"checkpoint", ckpt}};
   summary.update(verse);
   log.finish(summary);
   return 0;
@@ -491,8 +507,7 @@ int sample(const SampleArgs& a) {
            a.checkpoint);
   // from_json validates the config, sizes included, before the model is built.
   const auto config = nn::TransformerConfig::from_json(meta.metadata.at("config"));
-  const std::unique_ptr<nn::Tokenizer> tok =
-      nn::tokenizer_from_json(meta.metadata.at("tokenizer"));
+  const std::unique_ptr<nn::Tokenizer> tok = nn::tokenizer_from_json(meta.metadata.at("tokenizer"));
   TG_CHECK(tok->vocab_size() == config.vocab_size, ValueError,
            "tiny_lm sample: --checkpoint '{}' has a tokenizer of {} ids but a model for {}",
            a.checkpoint, tok->vocab_size(), config.vocab_size);
@@ -570,9 +585,7 @@ int main(int argc, char** argv) {
       ->check(count)
       ->capture_default_str();
   tr->add_option("--batch", t.batch, "sequences per step")->check(size)->capture_default_str();
-  tr->add_option("--context", t.context, "tokens per sequence")
-      ->check(size)
-      ->capture_default_str();
+  tr->add_option("--context", t.context, "tokens per sequence")->check(size)->capture_default_str();
   tr->add_option("--d-model", t.d_model, "width of the residual stream")
       ->check(size)
       ->capture_default_str();
@@ -623,9 +636,7 @@ int main(int argc, char** argv) {
   sa->add_option("--checkpoint", s.checkpoint, "checkpoint written by train")
       ->capture_default_str();
   sa->add_option("--prompt", s.prompt, "text to continue (default: start a new line)");
-  sa->add_option("--length", s.length, "tokens to generate")
-      ->check(count)
-      ->capture_default_str();
+  sa->add_option("--length", s.length, "tokens to generate")->check(count)->capture_default_str();
   sa->add_option("--temperature", s.temperature, "0 = greedy; higher = more random")
       ->check(nonneg)
       ->capture_default_str();
@@ -640,5 +651,8 @@ int main(int argc, char** argv) {
   sa->add_flag("!--no-cache", s.cache,
                "recompute the whole context for every character instead of using a KV cache");
   if (const auto status = tg::examples::parse_command_line(app, argc, argv)) return *status;
+  for (const char* flag : {"--vocab-size", "--min-count"}) {
+    if (tr->count(flag) > 0) t.given.emplace_back(flag);
+  }
   return tg::examples::run_program("tiny_lm", [&] { return tr->parsed() ? train(t) : sample(s); });
 }

@@ -26,7 +26,10 @@ std::pair<char32_t, size_t> next_char(std::string_view text, size_t i) {
   constexpr char32_t kInvalid = 0x110000;
   const auto lead = static_cast<unsigned char>(text[i]);
   if (lead < 0x80) return {lead, 1};
-  size_t len = (lead & 0xE0) == 0xC0 ? 2 : (lead & 0xF0) == 0xE0 ? 3 : (lead & 0xF8) == 0xF0 ? 4 : 0;
+  size_t len = (lead & 0xE0) == 0xC0   ? 2
+               : (lead & 0xF0) == 0xE0 ? 3
+               : (lead & 0xF8) == 0xF0 ? 4
+                                       : 0;
   if (len == 0 || i + len > text.size()) return {kInvalid, 1};
   char32_t cp = lead & (0x7Fu >> len);
   for (size_t k = 1; k < len; ++k) {
@@ -44,11 +47,11 @@ std::pair<char32_t, size_t> next_char(std::string_view text, size_t i) {
 /// small forms, and the fullwidth punctuation (，！？：；（）). Everything else from U+0080
 /// on counts as a letter: Han characters, kana, Hangul, accented Latin, Cyrillic, ...
 bool is_symbol_above_ascii(char32_t cp) {
-  return (cp >= 0x80 && cp <= 0xBF) || cp == 0xD7 || cp == 0xF7 ||
-         (cp >= 0x2000 && cp <= 0x2BFF) || (cp >= 0x3000 && cp <= 0x303F) ||
-         (cp >= 0xFE10 && cp <= 0xFE1F) || (cp >= 0xFE30 && cp <= 0xFE6F) ||
-         (cp >= 0xFF00 && cp <= 0xFF0F) || (cp >= 0xFF1A && cp <= 0xFF20) ||
-         (cp >= 0xFF3B && cp <= 0xFF40) || (cp >= 0xFF5B && cp <= 0xFF65) || cp >= 0xFFF0;
+  return (cp >= 0x80 && cp <= 0xBF) || cp == 0xD7 || cp == 0xF7 || (cp >= 0x2000 && cp <= 0x2BFF) ||
+         (cp >= 0x3000 && cp <= 0x303F) || (cp >= 0xFE10 && cp <= 0xFE1F) ||
+         (cp >= 0xFE30 && cp <= 0xFE6F) || (cp >= 0xFF00 && cp <= 0xFF0F) ||
+         (cp >= 0xFF1A && cp <= 0xFF20) || (cp >= 0xFF3B && cp <= 0xFF40) ||
+         (cp >= 0xFF5B && cp <= 0xFF65) || cp >= 0xFFF0;
 }
 
 Kind kind_of(char32_t cp) {
@@ -72,8 +75,8 @@ void check_special(const std::vector<std::string>& special, std::string_view who
              "{}: special token {} must be non-empty and on one line, got \"{}\"", who, i,
              special[i]);
     for (size_t j = 0; j < i; ++j) {
-      TG_CHECK(special[i] != special[j], ValueError, "{}: special token \"{}\" is given twice",
-               who, special[i]);
+      TG_CHECK(special[i] != special[j], ValueError, "{}: special token \"{}\" is given twice", who,
+               special[i]);
     }
   }
 }
@@ -300,9 +303,8 @@ std::vector<int64_t> BpeTokenizer::encode_with_special(std::string_view text) co
         which = s;
       }
     }
-    const std::vector<int64_t> part = encode(text.substr(start, at == std::string_view::npos
-                                                                    ? std::string_view::npos
-                                                                    : at - start));
+    const std::vector<int64_t> part = encode(
+        text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
     ids.insert(ids.end(), part.begin(), part.end());
     if (at == std::string_view::npos) break;
     ids.push_back(kBytes + static_cast<int64_t>(merges_.size() + which));
@@ -327,9 +329,10 @@ int64_t BpeTokenizer::special_id(std::string_view name) const {
   for (size_t s = 0; s < special_.size(); ++s) {
     if (special_[s] == name) return kBytes + static_cast<int64_t>(merges_.size() + s);
   }
-  detail::raise<ValueError>("BpeTokenizer::special_id: \"{}\" is not a special token (they are: "
-                            "{})",
-                            name, fmt::join(special_, ", "));
+  detail::raise<ValueError>(
+      "BpeTokenizer::special_id: \"{}\" is not a special token (they are: "
+      "{})",
+      name, fmt::join(special_, ", "));
 }
 
 // ---- saved formats
@@ -361,11 +364,12 @@ BpeTokenizer BpeTokenizer::load(const std::string& path) {
   }
   size_t i = 2;
   std::vector<std::string> special;
-  for (; i < lines.size() && lines[i].starts_with("special "); ++i) special.push_back(lines[i].substr(8));
+  for (; i < lines.size() && lines[i].starts_with("special "); ++i)
+    special.push_back(lines[i].substr(8));
   long long n = -1;
   char extra = 0;
-  if (i >= lines.size() || std::sscanf(lines[i].c_str(), "merges %lld%c", &n, &extra) != 1 || n < 0 ||
-      static_cast<size_t>(n) != lines.size() - i - 1) {
+  if (i >= lines.size() || std::sscanf(lines[i].c_str(), "merges %lld%c", &n, &extra) != 1 ||
+      n < 0 || static_cast<size_t>(n) != lines.size() - i - 1) {
     fail(i, fmt::format("expected \"merges N\" followed by exactly N lines (the file has {} "
                         "more)",
                         lines.size() > i ? lines.size() - i - 1 : 0));

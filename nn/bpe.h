@@ -109,7 +109,7 @@ class BpeTokenizer : public Tokenizer {
 
   std::vector<BpeMerge> merges_;
   std::vector<std::string> special_;
-  std::vector<std::string> bytes_;                // of every id, specials included
+  std::vector<std::string> bytes_;              // of every id, specials included
   std::unordered_map<uint64_t, int32_t> rank_;  // pair key -> merge index
 };
 
@@ -122,8 +122,7 @@ namespace bpe {
 
 /// The pair (left, right) as one 64-bit key of a hash map.
 inline uint64_t pair_key(int32_t left, int32_t right) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
-         static_cast<uint32_t>(right);
+  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
 }
 
 /// Replaces, left to right, every occurrence of the pair (left, right) in `word` by `merged`:

@@ -43,8 +43,7 @@ std::vector<std::string> parse_fortunes(std::string_view text, const FortuneOpti
 
 /// parse_fortunes() of the file at `path`. ValueError if it cannot be read, saying which
 /// Debian package has it for a path under /usr/share/games/fortunes/.
-std::vector<std::string> read_fortunes(const std::string& path,
-                                       const FortuneOptions& options = {});
+std::vector<std::string> read_fortunes(const std::string& path, const FortuneOptions& options = {});
 
 /// How many non-blank lines a text has, and how many of them are regular verse.
 struct VerseStats {

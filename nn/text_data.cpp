@@ -15,8 +15,7 @@ namespace tg::nn {
 
 CharTokenizer::CharTokenizer(std::string_view text, const CharTokenizerOptions& options)
     : byte_fallback_(options.byte_fallback) {
-  TG_CHECK(options.min_count >= 1 && (options.min_count == 1 || options.byte_fallback),
-           ValueError,
+  TG_CHECK(options.min_count >= 1 && (options.min_count == 1 || options.byte_fallback), ValueError,
            "CharTokenizer: min_count {} needs byte_fallback (a character seen fewer times has "
            "no id of its own, so it must be encoded as bytes); min_count must be at least 1",
            options.min_count);

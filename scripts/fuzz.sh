@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 [[ $# -gt 0 ]] && shift
 targets=("$@")
-all=(safetensors checkpoint idx tokenizer text_dataset)
+all=(safetensors checkpoint idx tokenizer text_dataset bpe)
 [[ ${#targets[@]} -eq 0 ]] && targets=("${all[@]}")
 for t in "${targets[@]}"; do
   if [[ " ${all[*]} " != *" $t "* ]]; then

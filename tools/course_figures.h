@@ -97,6 +97,7 @@ std::vector<Figure> tensor_figures();     // chapters 1 to 3: tensors, autograd,
 std::vector<Figure> op_figures();         // chapters 4 to 12: one op each
 std::vector<Figure> training_figures();   // chapters 13 to 17: modules to the tiny LM
 std::vector<Figure> cost_figures();       // chapters 18 to 20: a step's cost, the bug zoo, formats
-std::vector<Figure> attention_figures();  // chapters 21 and 22: tiles, the KV cache's mask
+std::vector<Figure> attention_figures();  // chapters 21 to 23: tiles, the KV cache, recompute
+std::vector<Figure> text_figures();       // chapter 24: BPE's merges
 
 }  // namespace tg::figures

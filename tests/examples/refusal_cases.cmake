@@ -94,13 +94,20 @@ tapegrad_refuses(data_missing PROGRAM tiny_lm ARGS train --data ${refuse_dir}/no
 tapegrad_refuses(data_empty PROGRAM tiny_lm ARGS train --data ${smoke}/empty.txt EXPECT "--data '.*empty.txt' is empty")
 tapegrad_refuses(data_is_a_directory PROGRAM tiny_lm ARGS train --data ${smoke} EXPECT "--data '.*' is a directory, not a file")
 tapegrad_refuses(data_too_short PROGRAM tiny_lm ARGS train --data ${smoke}/short.txt
-  EXPECT "--data '.*short.txt' has 3 characters: too few for --context 32")
+  EXPECT "--data '.*short.txt' has 3 tokens: too few for --context 32")
 tapegrad_refuses(out_is_a_file PROGRAM tiny_lm ARGS train --data ${smoke}/words.txt --out ${a_file}
   EXPECT "--out '.*' exists and is not a directory")
 tapegrad_refuses(resume_without_checkpoint PROGRAM tiny_lm ARGS train ${lm_args} --resume --out ${refuse_dir}/lm_empty
   EXPECT "--resume: there is no checkpoint")
 tapegrad_refuses(resume_with_other_data PROGRAM tiny_lm ARGS train --data ${smoke}/other_words.txt --d-model 16 ${lm_shape} --resume --out ${smoke}/tiny_lm
-  FIXTURE tiny_lm_checkpoint UNCHANGED ${ckpt} EXPECT "--resume: '.*' was trained on other data than --data '.*other_words.txt'")
+  FIXTURE tiny_lm_checkpoint UNCHANGED ${ckpt} EXPECT "--resume: '.*' was trained on other data or another tokenizer than --data '.*other_words.txt' --tokenizer char")
+tapegrad_refuses(resume_with_another_tokenizer PROGRAM tiny_lm ARGS train ${lm_args} --tokenizer bpe --resume --out ${smoke}/tiny_lm
+  FIXTURE tiny_lm_checkpoint UNCHANGED ${ckpt} EXPECT "--resume: '.*' was trained on other data or another tokenizer than --data '.*words.txt' --tokenizer bpe")
+tapegrad_refuses(tokenizer_unknown PROGRAM tiny_lm ARGS train --tokenizer words EXPECT "--tokenizer: words not in")
+tapegrad_refuses(vocab_size_too_small PROGRAM tiny_lm ARGS train --tokenizer bpe --vocab-size 256 EXPECT "--vocab-size: value 256 is not a whole number from 257")
+tapegrad_refuses(vocab_size_with_char PROGRAM tiny_lm ARGS train --vocab-size 500 EXPECT "--vocab-size applies to --tokenizer bpe, not --tokenizer char")
+tapegrad_refuses(min_count_with_bpe PROGRAM tiny_lm ARGS train --tokenizer bpe --min-count 2 EXPECT "--min-count applies to --tokenizer char, not --tokenizer bpe")
+tapegrad_refuses(titles_without_tang PROGRAM tiny_lm ARGS train --titles EXPECT "--titles applies to --data tang, not --data 'words'")
 tapegrad_refuses(resume_with_another_model PROGRAM tiny_lm ARGS train --data ${smoke}/words.txt --d-model 32 ${lm_shape} --resume --out ${smoke}/tiny_lm
   FIXTURE tiny_lm_checkpoint UNCHANGED ${ckpt} EXPECT "--resume: '.*' holds the model .*d_model.:16.*but the flags describe .*d_model.:32")
 tapegrad_refuses(resume_in_another_dtype PROGRAM tiny_lm ARGS train ${lm_args} --dtype bf16 --resume --out ${smoke}/tiny_lm
@@ -145,7 +152,7 @@ foreach(case IN ITEMS
     "config_layers_1e8|TransformerConfig: n_layers 100000000 is more than 2.24"
     "config_too_many_parameters|d_model 4096, n_layers 1000 .* parameters .* the limit is 2.28"
     "config_layer_count_is_text|TransformerConfig::from_json: .*type must be number"
-    "vocab_mismatch|has a vocabulary of [0-9]+ characters but a model for [0-9]+"
+    "vocab_mismatch|has a tokenizer of [0-9]+ ids but a model for [0-9]+"
     "truncated_header|safetensors: ")
   string(REPLACE "|" ";" case "${case}")
   list(GET case 0 variant)

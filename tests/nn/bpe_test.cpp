@@ -225,19 +225,21 @@ TEST(BpeEncodeTest, AgreesWithMergesAppliedInOrder) {
   }
   const BpeTokenizer words = BpeTokenizer::train(
       "low lower lowest newer newest wider widest slow slower", {.vocab_size = 300});
-  EXPECT_EQ(words.encode("lowest slowest newer"), encode_merge_by_merge(words, "lowest slowest newer"));
+  EXPECT_EQ(words.encode("lowest slowest newer"),
+            encode_merge_by_merge(words, "lowest slowest newer"));
 }
 
 TEST(BpeEncodeTest, CompressesTextItWasTrainedOn) {
   const std::string text = random_verse(6, 400);
   const BpeTokenizer t = BpeTokenizer::train(text, {.vocab_size = 600});
-  const double per_char = static_cast<double>(t.encode(text).size()) /
-                          static_cast<double>(utf8::count_chars(text));
+  const double per_char =
+      static_cast<double>(t.encode(text).size()) / static_cast<double>(utf8::count_chars(text));
   EXPECT_LT(per_char, 0.8);  // bytes: 2.5 per character of this text; characters: 1
 }
 
 TEST(BpeEncodeTest, AnyBytesRoundTrip) {
-  const BpeTokenizer t = BpeTokenizer::train(random_verse(8, 200) + "the cat sat", {.vocab_size = 600});
+  const BpeTokenizer t =
+      BpeTokenizer::train(random_verse(8, 200) + "the cat sat", {.vocab_size = 600});
   std::mt19937 rng(9);
   for (int trial = 0; trial < 500; ++trial) {
     std::string text(rng() % 60, '\0');
@@ -251,8 +253,8 @@ TEST(BpeEncodeTest, RandomValidUtf8RoundTrips) {
   std::mt19937 rng(11);
   // Code points from every UTF-8 length: ASCII, Latin, Han (the corpus's and others), emoji.
   const std::vector<std::pair<char32_t, char32_t>> ranges = {
-      {0x20, 0x7E}, {0x0A, 0x0A}, {0xA0, 0x7FF}, {0x4E00, 0x9FFF}, {0x3000, 0x303F},
-      {0xFF00, 0xFFEF}, {0x1F300, 0x1FAFF}, {0x10000, 0x10FFFF}};
+      {0x20, 0x7E},     {0x0A, 0x0A},     {0xA0, 0x7FF},      {0x4E00, 0x9FFF},
+      {0x3000, 0x303F}, {0xFF00, 0xFFEF}, {0x1F300, 0x1FAFF}, {0x10000, 0x10FFFF}};
   for (int trial = 0; trial < 500; ++trial) {
     std::string text;
     for (int n = static_cast<int>(rng() % 30); n > 0; --n) {
@@ -264,8 +266,8 @@ TEST(BpeEncodeTest, RandomValidUtf8RoundTrips) {
 }
 
 TEST(BpeEncodeTest, SpecialTokens) {
-  const BpeTokenizer t =
-      BpeTokenizer::train("春风 春雨 春风", {.vocab_size = 270, .special = {"<|endoftext|>", "<|end|>"}});
+  const BpeTokenizer t = BpeTokenizer::train(
+      "春风 春雨 春风", {.vocab_size = 270, .special = {"<|endoftext|>", "<|end|>"}});
   const int64_t eot = t.special_id("<|endoftext|>");
   const int64_t end = t.special_id("<|end|>");
   EXPECT_EQ(eot, t.vocab_size() - 2);

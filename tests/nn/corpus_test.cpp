@@ -60,11 +60,11 @@ TEST(VerseStatsTest, RegularLinesHaveClausesOfFiveOrSeven) {
   EXPECT_EQ(verse_stats("谁知林栖者，闻风坐相悦？\n").regular, 1);
   const VerseStats mixed = verse_stats(
       "春眠不觉晓，处处闻啼鸟鸟鸟。\n"  // 5 then 7: not one form
-      "春眠不觉，处处闻啼。\n"           // 4 each
-      "春眠不觉晓，处处闻啼鸟\n"         // no final mark
-      "\n   \n"                          // blank: not counted
-      "abcde，fghij。\n"                 // not Chinese
-      "兰叶春葳蕤，桂华秋皎洁。");       // no newline at the end: still a line
+      "春眠不觉，处处闻啼。\n"          // 4 each
+      "春眠不觉晓，处处闻啼鸟\n"        // no final mark
+      "\n   \n"                         // blank: not counted
+      "abcde，fghij。\n"                // not Chinese
+      "兰叶春葳蕤，桂华秋皎洁。");      // no newline at the end: still a line
   EXPECT_EQ(mixed.lines, 5);
   EXPECT_EQ(mixed.regular, 1);
   EXPECT_DOUBLE_EQ(mixed.share(), 0.2);

@@ -82,8 +82,7 @@ TEST(CharTokenizerTest, DecodeRejectsBadIds) {
   EXPECT_TG_THROW(t.decode(std::vector<int64_t>{0, 3}), IndexError, "CharTokenizer::decode", "id 3",
                   "position 1", "[0, 3)");
   EXPECT_TG_THROW(t.decode(std::vector<int64_t>{-1}), IndexError, "id -1", "position 0");
-  EXPECT_TG_THROW(t.decode(tensor({1.0f})), DTypeError, "Tokenizer::decode", "int64",
-                  "float32");
+  EXPECT_TG_THROW(t.decode(tensor({1.0f})), DTypeError, "Tokenizer::decode", "int64", "float32");
 }
 
 TEST(CharTokenizerTest, JsonRoundTrip) {
