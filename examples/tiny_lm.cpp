@@ -106,33 +106,31 @@ std::string read_text(const std::string& path) {
       "with any UTF-8 text)");
 }
 
-/// The lines of `text` in a seeded random order. A word list is sorted, so without this the
-/// validation split (the last 10%) would be the words from "t" to "z" only.
-std::string shuffle_lines(const std::string& text, uint64_t seed) {
-  std::vector<std::string> lines;
-  std::stringstream s(text);
-  for (std::string line; std::getline(s, line);) lines.push_back(line);
+/// `units` in a seeded random order: Fisher-Yates, with tapegrad's generator.
+void shuffle(std::vector<std::string>& units, uint64_t seed) {
   tg::Generator gen(seed);
-  for (size_t i = lines.size(); i > 1; --i) {  // Fisher-Yates, with tapegrad's generator
-    std::swap(lines[i - 1], lines[static_cast<size_t>(gen.integer(0, static_cast<int64_t>(i)))]);
+  for (size_t i = units.size(); i > 1; --i) {
+    std::swap(units[i - 1], units[static_cast<size_t>(gen.integer(0, static_cast<int64_t>(i)))]);
   }
-  std::string out;
-  for (const std::string& line : lines) out += line + "\n";
-  return out;
 }
 
-/// The text to learn, as --data names it, its units (lines of a word list, poems) in a seeded
-/// random order when `shuffle`.
+/// The text to learn, as --data names it, with --shuffle-lines its units in a seeded random
+/// order: the lines of a file (a word list is sorted, so without this the validation split,
+/// the last 10%, would be the words from "t" to "z" only), or the Tang poems.
 std::string load_corpus(const TrainArgs& a) {
-  if (a.data != "tang") return read_text(a.data == "words" ? std::string(kWordsPath) : a.data);
-  std::vector<std::string> poems = nn::read_fortunes(nn::kTangPoemsPath, {.keep_titles = a.titles});
-  tg::Generator gen(a.seed);
-  for (size_t i = poems.size(); a.shuffle_lines && i > 1; --i) {
-    std::swap(poems[i - 1], poems[static_cast<size_t>(gen.integer(0, static_cast<int64_t>(i)))]);
+  std::vector<std::string> units;
+  if (a.data == "tang") {
+    units = nn::read_fortunes(nn::kTangPoemsPath, {.keep_titles = a.titles});
+  } else {
+    const std::string text = read_text(a.data == "words" ? std::string(kWordsPath) : a.data);
+    if (!a.shuffle_lines) return text;
+    std::stringstream s(text);
+    for (std::string line; std::getline(s, line);) units.push_back(line);
   }
-  std::string text;
-  for (const std::string& poem : poems) text += poem + "\n";  // a blank line between poems
-  return text;
+  if (a.shuffle_lines) shuffle(units, a.seed);
+  std::string out;  // each unit and a newline: a poem ends in one, so poems get a blank line
+  for (const std::string& unit : units) out += unit + "\n";
+  return out;
 }
 
 /// The tokenizer --tokenizer asks for. BPE learns its merges from the part of the text that
@@ -346,9 +344,7 @@ void check_train_args(const TrainArgs& a) {
 
 int train(const TrainArgs& a) {
   check_train_args(a);
-  const std::string corpus = load_corpus(a);
-  const std::string text =
-      a.data != "tang" && a.shuffle_lines ? shuffle_lines(corpus, a.seed) : corpus;
+  const std::string text = load_corpus(a);
   const nn::TextDataset data(text, *make_tokenizer(a, text));
   const nn::Tokenizer& tok = data.tokenizer();
   // Both splits need at least one window and the token after it.

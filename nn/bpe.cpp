@@ -191,6 +191,7 @@ BpeTokenizer BpeTokenizer::train(std::string_view text, const BpeTrainOptions& o
 
   std::vector<BpeMerge> merges;
   std::vector<int32_t> stamp(words.size(), -1);  // the last merge that rewrote each word
+  std::vector<int32_t> after;                    // a word with the merge applied (scratch)
   while (static_cast<int64_t>(merges.size()) < n_merges && !heap.empty()) {
     const auto [c, key] = heap.top();
     heap.pop();
@@ -212,10 +213,10 @@ BpeTokenizer BpeTokenizer::train(std::string_view text, const BpeTrainOptions& o
       auto& word = words[static_cast<size_t>(w)];
       if (stamp[static_cast<size_t>(w)] == merged) continue;  // listed twice
       stamp[static_cast<size_t>(w)] = merged;
-      std::vector<int32_t> after = word;
+      after.assign(word.begin(), word.end());
       if (bpe::merge_pair(after, left, right, merged) == 0) continue;  // merged away already
       add_pairs(w, -1, -1);
-      word = std::move(after);
+      word.swap(after);
       add_pairs(w, +1, merged);
     }
     push_grown();

@@ -1,13 +1,13 @@
 // nn/corpus.cpp — cleaning fortune files, and counting regular verse lines.
 #include "nn/corpus.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "core/core.h"
-#include "nn/tokenizer.h"
 
 namespace tg::nn {
 namespace {
@@ -36,6 +36,43 @@ bool blank(std::string_view line) {
   return line.find_first_not_of(" \t\r") == std::string_view::npos;
 }
 
+/// Calls f(line) for each line of `text`, without its '\n'; a last line without one counts.
+template <typename F>
+void for_each_line(std::string_view text, F&& f) {
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    f(text.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
+/// Whether `line` is clauses of 5 characters each, or of 7 each, every one ended by a
+/// Chinese clause mark: ， 。 ？ ！ ；  (U+FF0C U+3002 U+FF1F U+FF01 U+FF1B).
+bool regular_verse(std::string_view line) {
+  static const std::string_view kEnds[] = {"\xef\xbc\x8c", "\xe3\x80\x82", "\xef\xbc\x9f",
+                                           "\xef\xbc\x81", "\xef\xbc\x9b"};
+  int64_t length = -1;  // of the first clause
+  int64_t chars = 0;    // in the clause being read
+  for (size_t i = 0; i < line.size();) {
+    const auto mark = std::ranges::find_if(
+        kEnds, [&](std::string_view m) { return line.substr(i, m.size()) == m; });
+    if (mark != std::end(kEnds)) {
+      if ((chars != 5 && chars != 7) || (length >= 0 && chars != length)) return false;
+      length = chars;
+      chars = 0;
+      i += mark->size();
+      continue;
+    }
+    const auto c = static_cast<unsigned char>(line[i]);
+    if (c < 0x80 && c != 0) return false;  // an ASCII letter, space or digit is no verse
+    ++chars;
+    ++i;
+    while (i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) ++i;
+  }
+  return chars == 0 && length > 0;  // ended by a mark, after at least one clause
+}
+
 }  // namespace
 
 std::vector<std::string> parse_fortunes(std::string_view text, const FortuneOptions& options) {
@@ -50,82 +87,49 @@ std::vector<std::string> parse_fortunes(std::string_view text, const FortuneOpti
     if (!entry.empty()) entries.push_back(std::move(entry));
     lines.clear();
   };
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(start, end - start);
-    start = end + 1;
+  for_each_line(text, [&](std::string_view line) {
     if (line == "%") {
       finish();
-      continue;
+      return;
     }
     bool had_escape = false;
     std::string clean = strip_escapes(line, had_escape);
     if (!had_escape || options.keep_titles) lines.push_back(std::move(clean));
-  }
+  });
   finish();
   return entries;
 }
 
-std::vector<std::string> read_fortunes(const std::string& path, const FortuneOptions& options) {
+std::string read_text_file(const std::string& path, std::string_view who,
+                           std::string_view expected) {
   errno = 0;
   std::ifstream in(path, std::ios::binary);
-  const std::string hint = path.starts_with("/usr/share/games/fortunes/")
-                               ? "; Debian's Chinese fortune files (the Tang poems, the Song ci) "
-                                 "come with `apt-get install fortunes-zh`"
-                               : "";
-  TG_CHECK(in.good(), ValueError, "read_fortunes: cannot open '{}' ({}){}", path,
-           errno != 0 ? std::strerror(errno) : "unknown error", hint);
+  const std::string hint =
+      path.starts_with("/usr/share/dict/")
+          ? "; Debian's word lists come with `apt-get install wamerican`"
+      : path.starts_with("/usr/share/games/fortunes/")
+          ? "; Debian's Chinese fortune files (the Tang poems, the Song ci) come with "
+            "`apt-get install fortunes-zh`"
+          : "";
+  TG_CHECK(in.good(), ValueError, "{}: cannot open '{}' ({}); expected {}{}", who, path,
+           errno != 0 ? std::strerror(errno) : "unknown error", expected, hint);
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  TG_CHECK(!in.bad(), ValueError, "read_fortunes: reading '{}' failed", path);
-  return parse_fortunes(buffer.str(), options);
+  TG_CHECK(!in.bad(), ValueError, "{}: reading '{}' failed", who, path);
+  return buffer.str();
+}
+
+std::vector<std::string> read_fortunes(const std::string& path, const FortuneOptions& options) {
+  return parse_fortunes(read_text_file(path, "read_fortunes", "a fortune file"), options);
 }
 
 VerseStats verse_stats(std::string_view text) {
-  // Chinese clause ends: ， 。 ？ ！ ；  (U+FF0C U+3002 U+FF1F U+FF01 U+FF1B)
-  static const std::string_view kEnds[] = {"\xef\xbc\x8c", "\xe3\x80\x82", "\xef\xbc\x9f",
-                                           "\xef\xbc\x81", "\xef\xbc\x9b"};
   VerseStats stats;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    if (blank(line)) {
-      if (end == text.size()) break;
-      continue;
-    }
+  for_each_line(text, [&](std::string_view line) {
+    if (blank(line)) return;
     ++stats.lines;
-    // Walk the clauses: characters up to an end mark; all the same length, 5 or 7.
-    int64_t length = -1;  // of the first clause
-    int64_t chars = 0;
-    bool regular = true;
-    size_t i = 0;
-    while (i < line.size() && regular) {
-      bool ended = false;
-      for (const std::string_view mark : kEnds) {
-        if (line.substr(i, mark.size()) == mark) {
-          ended = true;
-          regular = (chars == 5 || chars == 7) && (length < 0 || chars == length);
-          length = chars;
-          chars = 0;
-          i += mark.size();
-          break;
-        }
-      }
-      if (ended) continue;
-      const auto c = static_cast<unsigned char>(line[i]);
-      regular = c >= 0x80 || c == 0;  // an ASCII letter, space or digit is no verse
-      ++chars;
-      ++i;
-      while (i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) ++i;
-    }
-    stats.regular += regular && chars == 0 && length > 0;
-    if (end == text.size()) break;
-  }
+    stats.regular += regular_verse(line);
+  });
   return stats;
 }
 

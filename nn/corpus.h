@@ -45,6 +45,12 @@ std::vector<std::string> parse_fortunes(std::string_view text, const FortuneOpti
 /// Debian package has it for a path under /usr/share/games/fortunes/.
 std::vector<std::string> read_fortunes(const std::string& path, const FortuneOptions& options = {});
 
+/// The bytes of the file at `path`. ValueError naming `who`, the path, the system's reason
+/// and `expected` (what the file should have been) if it cannot be read; for a path under
+/// /usr/share/dict/ or /usr/share/games/fortunes/ it names the Debian package that has it.
+std::string read_text_file(const std::string& path, std::string_view who,
+                           std::string_view expected);
+
 /// How many non-blank lines a text has, and how many of them are regular verse.
 struct VerseStats {
   int64_t lines = 0;

@@ -2,12 +2,10 @@
 #include "nn/text_data.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "nn/corpus.h"
 
 namespace tg::nn {
 
@@ -126,18 +124,7 @@ TextDataset::TextDataset(std::string_view text, const Tokenizer& tokenizer,
 }
 
 TextDataset TextDataset::from_file(const std::string& path, const TextDatasetOptions& options) {
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  const std::string hint = path.starts_with("/usr/share/dict/")
-                               ? "; Debian's word lists come with `apt-get install wamerican`"
-                               : "";
-  TG_CHECK(in.good(), ValueError,
-           "TextDataset: cannot open '{}' ({}); expected a UTF-8 text file{}", path,
-           errno != 0 ? std::strerror(errno) : "unknown error", hint);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  TG_CHECK(!in.bad(), ValueError, "TextDataset: reading '{}' failed", path);
-  return TextDataset(buffer.str(), options);
+  return TextDataset(read_text_file(path, "TextDataset", "a UTF-8 text file"), options);
 }
 
 const Tensor& TextDataset::split(std::string_view name) const {
