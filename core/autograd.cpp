@@ -1,6 +1,7 @@
 // core/autograd.cpp — recording ops onto the tape: grad mode, nodes, Function::apply's
 // wiring, and the autograd methods of Tensor. Running backward is core/engine.cpp.
 #include "core/autograd.h"
+#include "core/leaf_grads.h"
 
 #include <atomic>
 
@@ -130,6 +131,17 @@ void Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
            "it; call requires_grad_() on the leaf first");
   if (t.grad_fn) t.grad_fn->pre_hooks.push_back({t.output_nr, std::move(hook)});
   else impl_->hooks.push_back(std::move(hook));
+}
+
+void Tensor::register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const {
+  const TensorImpl& t = checked();
+  TG_CHECK(t.requires_grad && t.grad_fn == nullptr, MisuseError,
+           "register_post_accumulate_grad_hook: only a leaf that requires grad gets a .grad to "
+           "accumulate into, but this tensor {}",
+           t.grad_fn ? fmt::format("was made by '{}'", t.grad_fn->name())
+                     : std::string("does not require grad"));
+  impl_->post_accumulate_hooks.push_back(std::move(hook));
+  detail::note_post_accumulate_hook();
 }
 
 Tensor Tensor::detach() const { return detail::detached_alias(*this); }

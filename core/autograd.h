@@ -431,4 +431,12 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                          const std::vector<Tensor>& grad_outputs = {}, bool retain_graph = false,
                          bool allow_unused = false);
 
+/// Runs `callback` once the backward pass now running has finished: after every leaf got its
+/// .grad and every post-accumulate hook ran (Tensor::register_post_accumulate_grad_hook).
+/// Callbacks run in the order they were queued. Call it from a hook, during a backward;
+/// elsewhere it is a MisuseError. This is how DistributedDataParallel (nn/distributed/ddp.h)
+/// waits for its last all-reduce before backward returns. PyTorch equivalent:
+/// torch.autograd.Variable._execution_engine.queue_callback(callback).
+void queue_backward_callback(std::function<void()> callback);
+
 }  // namespace tg

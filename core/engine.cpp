@@ -6,10 +6,15 @@
 //   3. accumulate: send each input's gradient to the node that made that input, or add it
 //      to its leaf's sum;
 //   4. release what the node saved (unless the graph is retained).
-// Leaves get their summed gradient once, after the replay (hooks, then .grad).
+// Leaves get their summed gradient once (hooks, then .grad, then post-accumulate hooks): after
+// the replay, or, once any leaf has a post-accumulate hook, as soon as the last edge into the
+// leaf has delivered, so that such a hook (DistributedDataParallel's all-reduce) runs while the
+// rest of the backward goes on. Queued callbacks (tg::queue_backward_callback) run last.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <unordered_map>
+#include <utility>
 
 #include "core/autograd.h"
 #include "core/factories.h"
@@ -125,6 +130,9 @@ struct ReceivedLater {
 // its input gradients on: that is reverse tape order over exactly the nodes that the
 // roots depend on, found as the gradients flow, with no separate graph walk, no sort and
 // no hash table per node.
+struct Engine;
+thread_local Engine* running_engine = nullptr;  // the pass queue_backward_callback adds to
+
 struct Engine {
   bool retain_graph = false;
   bool capturing = false;
@@ -135,14 +143,31 @@ struct Engine {
 
   std::vector<Message> queue;  // a heap under ReceivedLater
   uint64_t sent = 0;
-  // Gradients reaching leaves, summed over every edge into the leaf, and delivered once
-  // (hooks, then .grad) after the replay: a leaf is the end of every path through it.
-  std::vector<std::pair<std::shared_ptr<TensorImpl>, GradSum>> leaf_grads;
+  // Gradients reaching leaves, summed over every edge into the leaf, and delivered once: a
+  // leaf is the end of every path through it. `remaining` counts the edges still to deliver
+  // when leaves are delivered early (deliver_early), and is unused otherwise.
+  struct LeafSum {
+    std::shared_ptr<TensorImpl> leaf;
+    GradSum grad;
+    int remaining = 0;
+    bool delivered = false;
+  };
+  std::vector<LeafSum> leaf_grads;
   std::unordered_map<const TensorImpl*, size_t> leaf_index;
+  bool deliver_early = false;
+  LeafGradDestinations* offers = nullptr;        // run()'s, for their count of each leaf's uses
+  std::vector<std::function<void()>> callbacks;  // queue_backward_callback's
 
   void run(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads) {
+    LeafGradDestinations leaf_destinations(roots, !capturing && !anomaly_mode_enabled());
+    offers = &leaf_destinations;
+    deliver_early = !capturing && detail::post_accumulate_hooks_registered();
+    Engine* outer = std::exchange(running_engine, this);
+    struct Restore {
+      Engine* outer;
+      ~Restore() { running_engine = outer; }
+    } restore{outer};
     const std::vector<std::shared_ptr<Node>> hold = seed(roots, root_grads);
-    LeafGradDestinations destinations(roots, !capturing && !anomaly_mode_enabled());
     NoGradGuard no_grad;  // backward computes values; it records nothing
     // and casts nothing: each backward runs in the dtypes its forward saved (core/autocast.h)
     AutocastGuard no_autocast(autocast_dtype(), /*enabled=*/false);
@@ -152,14 +177,21 @@ struct Engine {
       // 1. The latest node on the tape that has received gradients, with their sums.
       receive_all(node, grads);
       // 2. Its backward.
-      std::vector<Tensor> input_grads = call_backward(node, grads, destinations);
+      std::vector<Tensor> input_grads = call_backward(node, grads, leaf_destinations);
       // 3. Its inputs' gradients, on to where they accumulate.
       send_on(node, input_grads);
       // 4. What it saved, freed.
       if (!retain_graph) node.release();
     }
     // Moved out, so that a sum nobody else holds can become the .grad without a copy.
-    for (auto& [leaf, g] : leaf_grads) deliver_to_leaf(leaf, std::move(g.sum));
+    for (LeafSum& l : leaf_grads) {
+      if (!l.delivered) deliver_to_leaf(l.leaf, std::move(l.grad.sum));
+    }
+    // A callback may queue another: run them until none is left.
+    for (size_t i = 0; i < callbacks.size(); ++i) {
+      std::function<void()> callback = std::move(callbacks[i]);
+      callback();
+    }
   }
 
   // The roots' gradients, sent; returns the roots' nodes, which own the whole graph and must
@@ -240,15 +272,26 @@ struct Engine {
       const Edge& e = node.next_edges[i];
       if (!input_grads[i].defined()) continue;
       if (e.fn) send(e.fn.get(), e.output_nr, std::move(input_grads[i]));
-      else if (e.leaf) add_leaf(e.leaf, input_grads[i]);
+      else if (e.leaf) add_leaf(e.leaf, std::move(input_grads[i]));
     }
     // exercise autograd.reverse_loop: end
   }
 
-  void add_leaf(const std::shared_ptr<TensorImpl>& leaf, const Tensor& g) {
+  void add_leaf(const std::shared_ptr<TensorImpl>& leaf, Tensor g) {
     auto [it, fresh] = leaf_index.try_emplace(leaf.get(), leaf_grads.size());
-    if (fresh) leaf_grads.push_back({leaf, GradSum{}});
-    leaf_grads[it->second].second.add(g);
+    if (fresh) {
+      const int uses = deliver_early ? offers->uses(leaf.get()) : 0;
+      leaf_grads.push_back({leaf, GradSum{}, uses});
+    }
+    LeafSum& l = leaf_grads[it->second];
+    l.grad.add(g);
+    g = Tensor();  // only the sum holds it now, so that it can become the .grad without a copy
+    // Every edge into the leaf has delivered: its gradient is complete, deliver it now. (An
+    // edge whose backward sent nothing leaves the count above zero; run() delivers at the end.)
+    if (deliver_early && --l.remaining == 0) {
+      l.delivered = true;
+      deliver_to_leaf(l.leaf, std::move(l.grad.sum));
+    }
   }
 
   void add_captured(size_t index, const Tensor& g) {
@@ -276,6 +319,7 @@ struct Engine {
       Tensor acc = leaf.grad();
       add_into(acc, g);
     }
+    for (const auto& hook : leaf_impl->post_accumulate_hooks) hook(leaf);
   }
 
   void check_input_grads(const Node& node, std::vector<Tensor>& grads) const {
@@ -329,6 +373,14 @@ Tensor root_gradient(const Tensor& root, const Tensor& grad, const char* op) {
 }
 
 }  // namespace
+
+void queue_backward_callback(std::function<void()> callback) {
+  TG_CHECK(running_engine != nullptr, MisuseError,
+           "queue_backward_callback: no backward is running; queue the callback from a hook, "
+           "during backward");
+  TG_CHECK(callback != nullptr, ValueError, "queue_backward_callback: the callback is empty");
+  running_engine->callbacks.push_back(std::move(callback));
+}
 
 void backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
   check_root(root, "backward");

@@ -2,6 +2,7 @@
 // of an existing .grad to a backward (core/leaf_grads.h).
 #include "core/leaf_grads.h"
 
+#include <atomic>
 #include <unordered_set>
 
 #include "core/parallel.h"
@@ -35,7 +36,14 @@ template <class T>
   simd_for(n, [&](int64_t i) { d[i] += s[i]; });
 }
 
+std::atomic<bool> post_accumulate_hooks{false};
+
 }  // namespace
+
+void note_post_accumulate_hook() { post_accumulate_hooks.store(true, std::memory_order_relaxed); }
+bool post_accumulate_hooks_registered() {
+  return post_accumulate_hooks.load(std::memory_order_relaxed);
+}
 
 void add_into(Tensor& dst, const Tensor& src) {
   // The common case of big gradients: both contiguous float32 or float64, separate memory.
@@ -65,7 +73,7 @@ void LeafGradDestinations::begin(const Node& node, const std::vector<Tensor>& gr
 Tensor LeafGradDestinations::existing_grad(size_t input) {
   if (!enabled_ || node_ == nullptr || input >= offered_.size()) return {};
   const Edge& e = node_->next_edges[input];
-  if (!e.leaf || !e.leaf->hooks.empty()) return {};
+  if (!e.leaf || !e.leaf->hooks.empty() || !e.leaf->post_accumulate_hooks.empty()) return {};
   const Tensor g = Tensor(e.leaf).grad();
   if (!g.defined() || !g.is_contiguous() || uses(e.leaf.get()) != 1) return {};
   for (const Tensor& read : *grads_) {

@@ -65,6 +65,8 @@ struct TensorImpl {
   uint32_t output_nr = 0;  ///< which output of grad_fn this tensor is
   bool retains_grad = false;
   std::vector<std::function<Tensor(const Tensor&)>> hooks;  ///< on a leaf's gradient
+  /// Called with the leaf once backward has finished adding into its .grad.
+  std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;
 };
 
 class Tensor {
@@ -129,6 +131,12 @@ class Tensor {
   /// Calls `hook(grad)` whenever a gradient for this tensor is computed; if the hook
   /// returns a defined tensor, that replaces the gradient.
   void register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  /// Calls `hook(leaf)` during backward as soon as this leaf's .grad holds everything the pass
+  /// sends it (the last op that used the leaf has run), while the rest of the pass goes on.
+  /// Only for leaves, and only in passes that fill .grad (tg::backward, not tg::grad).
+  /// DistributedDataParallel starts its all-reduces from here. PyTorch equivalent:
+  /// Tensor.register_post_accumulate_grad_hook.
+  void register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const;
   /// The same data with no autograd history and requires_grad false.
   Tensor detach() const;
 

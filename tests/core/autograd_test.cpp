@@ -245,6 +245,75 @@ TEST(AutogradTest, HooksSeeAndMayReplaceGradients) {
                   "register_hook", "does not require grad");
 }
 
+TEST(AutogradTest, PostAccumulateHooksFireDuringBackwardOnceEachLeafIsComplete) {
+  // loss = sum(w2 * (w1 * x)): backward reaches w2 first, and w1's gradient is computed
+  // after w2's hook ran, so that hook sees w1 without a gradient yet.
+  Tensor x = vec({1, 2});
+  Tensor w1 = vec({3, 4}).requires_grad_();
+  Tensor w2 = vec({5, 6}).requires_grad_();
+  std::vector<std::string> order;
+  bool w1_done_when_w2_fired = true;
+  w2.register_post_accumulate_grad_hook([&](const Tensor& leaf) {
+    order.push_back("w2");
+    EXPECT_EQ(values(leaf.grad()), (std::vector<double>{3, 8}));  // w1 * x
+    w1_done_when_w2_fired = w1.grad().defined();
+  });
+  w1.register_post_accumulate_grad_hook([&](const Tensor& leaf) {
+    order.push_back("w1");
+    EXPECT_EQ(values(leaf.grad()), (std::vector<double>{5, 12}));  // w2 * x
+  });
+  tg::sum(w2 * (w1 * x)).backward();
+  EXPECT_EQ(order, (std::vector<std::string>{"w2", "w1"}));
+  EXPECT_FALSE(w1_done_when_w2_fired);
+}
+
+TEST(AutogradTest, APostAccumulateHookSeesTheSumOverEveryUseAndTheAccumulatedGrad) {
+  Tensor w = vec({1, 2}).requires_grad_();
+  std::vector<std::vector<double>> seen;
+  w.register_post_accumulate_grad_hook(
+      [&](const Tensor& leaf) { seen.push_back(values(leaf.grad())); });
+  // Three uses: d/dw of (w * w + 3 w) = 2 w + 3, delivered once, complete.
+  tg::sum(w * w + w * 3.0).backward();
+  // A second backward adds into .grad; the hook sees the running sum (gradient accumulation).
+  tg::sum(w * 3.0).backward();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0], (std::vector<double>{5, 7}));
+  EXPECT_EQ(seen[1], (std::vector<double>{8, 10}));
+  // tg::grad fills no .grad, so nothing accumulates and the hook stays quiet.
+  tg::grad({tg::sum(w * 2.0)}, {w});
+  EXPECT_EQ(seen.size(), 2u);
+}
+
+TEST(AutogradTest, PostAccumulateHooksAreForLeavesThatRequireGrad) {
+  Tensor w = vec({1, 2}).requires_grad_();
+  EXPECT_TG_THROW((w * 2.0).register_post_accumulate_grad_hook([](const Tensor&) {}), MisuseError,
+                  "register_post_accumulate_grad_hook", "only a leaf", "was made by 'mul");
+  EXPECT_TG_THROW(vec({1}).register_post_accumulate_grad_hook([](const Tensor&) {}), MisuseError,
+                  "does not require grad");
+}
+
+TEST(AutogradTest, QueuedCallbacksRunAfterEveryLeafHasItsGrad) {
+  Tensor a = vec({1, 2}).requires_grad_();
+  Tensor b = vec({3, 4}).requires_grad_();
+  std::vector<std::string> events;
+  b.register_post_accumulate_grad_hook([&](const Tensor&) {
+    events.push_back("b");
+    tg::queue_backward_callback([&] {
+      events.push_back(a.grad().defined() && b.grad().defined() ? "callback, both done"
+                                                                : "callback too early");
+      tg::queue_backward_callback([&] { events.push_back("queued by a callback"); });
+    });
+  });
+  tg::sum(a * (b * 2.0)).backward();
+  EXPECT_EQ(events, (std::vector<std::string>{"b", "callback, both done", "queued by a callback"}));
+  EXPECT_TG_THROW(tg::queue_backward_callback([] {}), MisuseError, "queue_backward_callback",
+                  "no backward is running");
+  // A callback queued in one backward does not leak into the next.
+  events.clear();
+  tg::sum(a * 2.0).backward();
+  EXPECT_TRUE(events.empty());
+}
+
 TEST(AutogradTest, AHookThatChangesTheShapeOrDtypeIsNamedNotObeyed) {
   // A leaf's hook: its result would be added into an existing .grad element by element.
   Tensor a = vec({1, 2, 3}).requires_grad_();
