@@ -44,6 +44,12 @@ class MisuseError : public Error {
   using Error::Error;
 };
 
+/// A collective of a data-parallel run failed: the other ranks did not answer in time, or MPI
+/// reported an error (nn/distributed/process_group.h).
+class DistributedError : public Error {
+  using Error::Error;
+};
+
 /// Code a learner has yet to write: the body of a course exercise, blanked in a student tree
 /// (tools/student_tree.cpp, tools/exercise_hooks.h). The message names the exercise and the
 /// chapter that teaches it.

@@ -197,7 +197,8 @@ std::string render_table(std::vector<ErrorRecord> records, const Roots& roots) {
       "the build directory, `<tmp>` the temporary directory, `<pid>` a process id and `<line>` "
       "a line number in a test.\n\n"
       "Catch `tg::Error` to catch all of them, or one kind to react to it: `ShapeError`, "
-      "`DTypeError`, `IndexError`, `ValueError`, `MisuseError` (core/error.h).\n",
+      "`DTypeError`, `IndexError`, `ValueError`, `MisuseError`, `DistributedError` "
+      "(core/error.h).\n",
       records.size(), tests.size());
   for (const std::string& area : areas) {
     const auto it = by_area.find(area);

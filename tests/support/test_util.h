@@ -72,6 +72,7 @@ inline const char* kind_of(const Error& e) {
   if (dynamic_cast<const ValueError*>(&e)) return "ValueError";
   if (dynamic_cast<const MisuseError*>(&e)) return "MisuseError";
   if (dynamic_cast<const NotImplemented*>(&e)) return "NotImplemented";
+  if (dynamic_cast<const DistributedError*>(&e)) return "DistributedError";
   return "Error";
 }
 
