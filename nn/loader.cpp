@@ -20,7 +20,13 @@ DataLoader::DataLoader(std::vector<Tensor> tensors, const LoaderOptions& options
              "the same first dim (the number of samples)",
              i, tensors_[i].shape(), tensors_[0].shape());
   }
-  n_ = tensors_[0].size(0);
+  TG_CHECK(
+      options_.num_replicas >= 1 && options_.rank >= 0 && options_.rank < options_.num_replicas,
+      ValueError, "DataLoader: rank must be in [0, num_replicas), got rank {} of num_replicas {}",
+      options_.rank, options_.num_replicas);
+  total_ = tensors_[0].size(0);
+  const int64_t p = options_.num_replicas;
+  n_ = p == 1 ? total_ : options_.drop_last ? total_ / p : (total_ + p - 1) / p;
 }
 
 int64_t DataLoader::num_batches() const {
@@ -29,8 +35,22 @@ int64_t DataLoader::num_batches() const {
 }
 
 DataLoader::Iterator DataLoader::begin() {
-  return Iterator(this, options_.shuffle ? randperm(n_, *gen_)
-                                         : arange(0.0, static_cast<double>(n_), 1.0, kInt64));
+  Tensor order = options_.shuffle ? randperm(total_, *gen_)
+                                  : arange(0.0, static_cast<double>(total_), 1.0, kInt64);
+  const int64_t p = options_.num_replicas;
+  if (p > 1 && n_ > 0) {
+    // This rank's shard: every p-th sample of the order padded (or cut) to n_ * p samples,
+    // where padding repeats the order from its start.
+    const std::vector<int64_t> all = order.to_vector<int64_t>();
+    std::vector<int64_t> shard(static_cast<size_t>(n_));
+    for (int64_t k = 0; k < n_; ++k) {
+      shard[static_cast<size_t>(k)] = all[static_cast<size_t>((options_.rank + k * p) % total_)];
+    }
+    order = tensor(shard);
+  } else if (p > 1) {
+    order = zeros({0}, kInt64);
+  }
+  return Iterator(this, std::move(order));
 }
 
 std::vector<Tensor> DataLoader::Iterator::operator*() const {

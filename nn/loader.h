@@ -14,8 +14,20 @@
 // batch is dropped), as in PyTorch. The generator is the only source of randomness, so the
 // same seed gives the same batches in the same order.
 //
+// Data parallelism (nn/distributed/ddp.h): with num_replicas = P and rank = r, the loader of
+// rank r walks only its shard of each epoch's order: samples order[r], order[r + P],
+// order[r + 2P], ... (every rank's generator has the same seed, so every rank draws the same
+// order and the shards are disjoint). When P does not divide N, the order is first made a
+// multiple of P as PyTorch's DistributedSampler does: padded by repeating its first samples
+// (so that every rank has ceil(N / P) of them and runs the same number of steps), or, with
+// drop_last, cut to floor(N / P) * P. Batch k of the P ranks together is then batch k of one
+// loader with batch_size * P over the same order (the padding aside): each rank's batch_size
+// is its share of the global batch.
+//
 // PyTorch equivalent: torch.utils.data.DataLoader(TensorDataset(*tensors), batch_size,
-// shuffle, drop_last, generator=gen).
+// shuffle, drop_last, generator=gen); sharded, with
+// sampler=DistributedSampler(dataset, num_replicas, rank, shuffle, drop_last=drop_last), whose
+// order comes from its seed and set_epoch(epoch) rather than from a generator.
 #pragma once
 
 #include <cstdint>
@@ -30,8 +42,12 @@ namespace tg::nn {
 /// Settings of DataLoader.
 struct LoaderOptions {
   int64_t batch_size = 1;
-  bool shuffle = true;     ///< a new random order every epoch
-  bool drop_last = false;  ///< skip the last batch when it has fewer than batch_size samples
+  bool shuffle = true;  ///< a new random order every epoch
+  /// Skip the last batch when it has fewer than batch_size samples (sharded: also cut the
+  /// order to a multiple of num_replicas).
+  bool drop_last = false;
+  int64_t num_replicas = 1;  ///< data-parallel ranks sharing each epoch (1: no sharding)
+  int64_t rank = 0;          ///< which of them this loader serves, 0 .. num_replicas - 1
 };
 
 /// Batches of rows of several tensors (e.g. images (N, 784) and labels (N)).
@@ -42,9 +58,9 @@ class DataLoader {
   DataLoader(std::vector<Tensor> tensors, const LoaderOptions& options,
              Generator& gen = default_generator());
 
-  /// Number of samples N.
+  /// Samples this loader walks per epoch: N, or its shard's size when sharded.
   int64_t num_samples() const { return n_; }
-  /// Batches per epoch: ceil(N / batch_size), or floor(N / batch_size) with drop_last.
+  /// Batches per epoch: ceil(num_samples / batch_size), or floor with drop_last.
   int64_t num_batches() const;
   const LoaderOptions& options() const { return options_; }
 
@@ -78,7 +94,8 @@ class DataLoader {
   std::vector<Tensor> tensors_;
   LoaderOptions options_;
   Generator* gen_;
-  int64_t n_ = 0;
+  int64_t total_ = 0;  // N, the samples of all shards
+  int64_t n_ = 0;      // num_samples()
 };
 
 }  // namespace tg::nn

@@ -166,3 +166,89 @@ TEST(DataLoaderTest, Errors) {
 
 }  // namespace
 }  // namespace tg::nn
+
+namespace tg::nn {
+namespace {
+
+// ---- sharded for data parallelism (num_replicas, rank)
+
+/// Each rank's epoch, from loaders whose generators share one seed (as on every rank).
+std::vector<std::vector<std::vector<int64_t>>> shard_epochs(int64_t n, int64_t p, int64_t batch,
+                                                            bool drop_last, bool shuffle = true) {
+  std::vector<std::vector<std::vector<int64_t>>> out;
+  for (int64_t r = 0; r < p; ++r) {
+    Generator gen(7);
+    DataLoader loader(numbered(n),
+                      {.batch_size = batch,
+                       .shuffle = shuffle,
+                       .drop_last = drop_last,
+                       .num_replicas = p,
+                       .rank = r},
+                      gen);
+    out.push_back(epoch_ids(loader));
+  }
+  return out;
+}
+
+TEST(LoaderShardTest, RanksTakeEveryPthSampleOfTheSharedOrder) {
+  // Unshuffled, 6 samples over 2 ranks: rank 0 gets 0 2 4, rank 1 gets 1 3 5.
+  const auto e = shard_epochs(6, 2, 2, false, /*shuffle=*/false);
+  using V = std::vector<std::vector<int64_t>>;
+  EXPECT_EQ(e[0], (V{{0, 2}, {4}}));
+  EXPECT_EQ(e[1], (V{{1, 3}, {5}}));
+}
+
+TEST(LoaderShardTest, ShardsAreDisjointAndTogetherAreTheSingleLoadersBatches) {
+  // 24 samples, 3 ranks of batch 2 = one loader of batch 6 over the same order.
+  const auto shards = shard_epochs(24, 3, 2, false);
+  Generator gen(7);
+  DataLoader whole(numbered(24), {.batch_size = 6}, gen);
+  const auto single = epoch_ids(whole);
+  ASSERT_EQ(single.size(), 4u);
+  std::vector<int64_t> seen;
+  for (size_t k = 0; k < single.size(); ++k) {
+    std::vector<int64_t> together;
+    for (const auto& rank_epoch : shards) {
+      ASSERT_EQ(rank_epoch.size(), single.size());
+      together.insert(together.end(), rank_epoch[k].begin(), rank_epoch[k].end());
+    }
+    std::vector<int64_t> expected = single[k];
+    std::ranges::sort(together);
+    std::ranges::sort(expected);
+    EXPECT_EQ(together, expected) << "global batch " << k;
+    seen.insert(seen.end(), together.begin(), together.end());
+  }
+  std::ranges::sort(seen);
+  EXPECT_EQ(std::ranges::adjacent_find(seen), seen.end()) << "a sample on two ranks";
+  EXPECT_EQ(seen.size(), 24u);
+}
+
+TEST(LoaderShardTest, AnUnevenEpochIsPaddedFromItsStartOrCutWithDropLast) {
+  // 7 samples over 2 ranks: padded to 8 by repeating the first sample of the order, so both
+  // ranks run 4 samples; with drop_last cut to 6, 3 each.
+  using V = std::vector<std::vector<int64_t>>;
+  const auto padded = shard_epochs(7, 2, 4, false, /*shuffle=*/false);
+  EXPECT_EQ(padded[0], (V{{0, 2, 4, 6}}));
+  EXPECT_EQ(padded[1], (V{{1, 3, 5, 0}}));
+  const auto cut = shard_epochs(7, 2, 2, true, /*shuffle=*/false);
+  EXPECT_EQ(cut[0], (V{{0, 2}}));  // 3 samples each, and drop_last drops the short batch
+  EXPECT_EQ(cut[1], (V{{1, 3}}));
+  Generator gen(0);
+  DataLoader loader(numbered(7), {.batch_size = 2, .num_replicas = 2, .rank = 1}, gen);
+  EXPECT_EQ(loader.num_samples(), 4);
+  EXPECT_EQ(loader.num_batches(), 2);
+  // More ranks than samples: each still gets one (repeats), as PyTorch's sampler does.
+  const auto tiny = shard_epochs(2, 3, 1, false, /*shuffle=*/false);
+  EXPECT_EQ(tiny[2], (V{{0}}));
+}
+
+TEST(LoaderShardTest, ARankOutsideTheReplicasIsAValueError) {
+  Generator gen(0);
+  EXPECT_TG_THROW(DataLoader(numbered(4), {.batch_size = 2, .num_replicas = 2, .rank = 2}, gen),
+                  ValueError, "DataLoader", "rank 2 of num_replicas 2");
+  EXPECT_TG_THROW(DataLoader(numbered(4), {.batch_size = 2, .num_replicas = 0, .rank = 0}, gen),
+                  ValueError, "num_replicas 0");
+}
+
+}  // namespace
+}  // namespace tg::nn
