@@ -19,6 +19,13 @@
 // (docs/performance.md has the sweep and its commands). Ctrl-C saves a checkpoint and exits
 // cleanly; --resume continues bit-identically, even from the middle of an epoch. In DIR it leaves
 // checkpoint.safetensors, metrics.csv and loss.svg.
+//
+// Data-parallel: `mpirun -np P build/bin/fashion_mnist ...` trains on P processes
+// (nn/distributed/ddp.h). --batch stays the global batch: each rank walks its shard of every
+// epoch's order (nn::DataLoader's num_replicas/rank) in batches of --batch / P, and the
+// gradients are averaged, so the P ranks together take the steps one process would. Rank 0
+// alone measures the accuracy, logs and writes the checkpoint, which any number of processes
+// can resume.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -30,6 +37,7 @@
 #include "examples/common/mixed_step.h"
 #include "examples/common/run_log.h"
 #include "examples/common/train_step.h"
+#include "nn/distributed/ddp.h"
 #include "nn/nn.h"
 
 namespace {
@@ -71,7 +79,13 @@ double accuracy(nn::MLP& model, const nn::MnistSplit& split, std::optional<tg::D
 }
 
 int run(const Args& a) {
-  tg::examples::prepare_out_dir("fashion_mnist", "--out", a.out);
+  // Data parallelism: rank 0 of `world` processes writes the files, every rank trains.
+  const int world = tg::distributed::world_size(), rank = tg::distributed::rank();
+  TG_CHECK(a.batch % world == 0, ValueError,
+           "fashion_mnist: --batch {} does not split evenly over the {} processes of this run "
+           "(mpirun -np {}): each takes --batch / {} images",
+           a.batch, world, world, world);
+  if (rank == 0) tg::examples::prepare_out_dir("fashion_mnist", "--out", a.out);
   nn::MnistSplit train = nn::load_fashion_mnist(a.data_dir, "train");
   const nn::MnistSplit test = nn::load_fashion_mnist(a.data_dir, "test");
   if (a.train_limit > 0 && a.train_limit < train.labels.numel()) {  // a subset, for smoke tests
@@ -86,18 +100,21 @@ int run(const Args& a) {
   nn::MLP model({784, 256, 128, 10}, {}, init_gen);
   nn::AdamW opt(model.parameters(),
                 {.lr = a.lr, .betas = {0.9, 0.999}, .eps = 1e-8, .weight_decay = 0.01});
-  nn::DataLoader loader({train.images, train.labels}, {.batch_size = a.batch}, data_gen);
+  // Each rank: its shard of every epoch, in its share of the batch.
+  nn::DataLoader loader({train.images, train.labels},
+                        {.batch_size = a.batch / world, .num_replicas = world, .rank = rank},
+                        data_gen);
   const int64_t per_epoch = loader.num_batches();
 
   // The checkpoint stores the data generator as it was when the current epoch drew its
   // order; with the step count that is enough to replay the epoch's order and skip the
   // batches already done.
   const std::string ckpt = a.out + "/checkpoint.safetensors";
-  tg::remove_stale_temporaries(ckpt);  // of saves killed in an earlier run
+  if (rank == 0) tg::remove_stale_temporaries(ckpt);  // of saves killed in an earlier run
   // The position in an epoch is the step count modulo the batches per epoch, so a resumed
   // run must cut the epoch the same way: same --batch, same number of training images.
-  const std::string batching =
-      fmt::format("{} images in batches of {}", train.labels.numel(), a.batch);
+  const std::string batching = fmt::format("{} images in batches of {} ({} per epoch)",
+                                           train.labels.numel(), a.batch, per_epoch);
   int64_t step = 0;
   if (a.resume) {
     TG_CHECK(std::filesystem::exists(ckpt), ValueError,
@@ -112,14 +129,19 @@ int run(const Args& a) {
              ckpt);
     TG_CHECK(it->second == batching, ValueError,
              "fashion_mnist: --resume: '{}' was trained on {}, this run has {}: resume with the "
-             "same --batch and --train-limit",
+             "same --batch and --train-limit (and a number of processes that cuts the epoch "
+             "into as many batches)",
              ckpt, it->second, batching);
     tg::examples::check_resume_dtype("fashion_mnist", ckpt, meta.metadata, a.dtype);
     step = nn::load_checkpoint(ckpt, model, &opt, {{"data", &data_gen}}, dtype ? &scaler : nullptr)
                .step;
   }
+  // With several processes: averages the gradients during backward (chapter 25).
+  std::optional<tg::distributed::DistributedDataParallel> ddp;
+  if (world > 1) ddp.emplace(model);
   tg::Generator epoch_start = data_gen;
   auto save = [&] {
+    if (rank != 0) return;
     nn::save_checkpoint(ckpt, {.model = &model,
                                .optimizer = &opt,
                                .step = step,
@@ -136,12 +158,19 @@ int run(const Args& a) {
                             .log_every = 100,
                             .unit = "img",
                             .eval_columns = {"test_accuracy", "epoch_seconds"},
-                            .resumed_at_step = a.resume ? step : -1});
+                            .resumed_at_step = a.resume ? step : -1,
+                            .silent = rank != 0});
   log.note(
       fmt::format("fashion_mnist: {} training and {} test images, {} parameters, "
                   "{} epochs of {} batches of {}",
                   train.labels.numel(), test.labels.numel(), model.num_parameters(), a.epochs,
                   per_epoch, a.batch));
+  if (ddp) {
+    log.note(
+        fmt::format("fashion_mnist: data-parallel over {} processes, {} images each per "
+                    "step",
+                    world, a.batch / world));
+  }
 
   tg::examples::install_stop_handler();
   const std::vector<Tensor> params = model.parameters();
@@ -156,12 +185,16 @@ int run(const Args& a) {
       if (k++ < step % per_epoch) continue;            // resumed mid-epoch: these are done already
       // The five steps of chapter 15: forward, loss, zero_grad, backward, step.
       // With --dtype bf16/f16, under autocast (chapter 20).
-      const tg::examples::StepResult r =
+      tg::examples::StepResult r =
           tg::examples::mixed_step(model, opt, batch[0], batch[1], params, 0, dtype, scaler);
+      if (world > 1)
+        r.loss = tg::distributed::all_reduce(r.loss, tg::distributed::ReduceOp::Average);
       ++step;
       last_loss = r.loss;
-      log.step(step, last_loss, opt.lr(), r.grad_norm, batch[1].numel());
-      if (tg::examples::stop_requested() && k < per_epoch) {  // at the end: finish the epoch
+      log.step(step, last_loss, opt.lr(), r.grad_norm, batch[1].numel() * world);
+      // The ranks stop together: a rank that stopped alone would leave the others waiting.
+      const bool stop = tg::distributed::any(tg::examples::stop_requested());
+      if (stop && k < per_epoch) {  // at the end: finish the epoch
         stopped = true;
         break;
       }
@@ -170,10 +203,12 @@ int run(const Args& a) {
     epoch_seconds = log.elapsed_s() - t0;  // training only: the benchmark's figure
     total_epoch_seconds += epoch_seconds, ++timed_epochs;
     epoch_start = data_gen;  // the next epoch starts from here
-    test_acc = accuracy(model, test, dtype);
-    log.eval(step, {test_acc, epoch_seconds});
-    save();
-    stopped = tg::examples::stop_requested();
+    if (rank == 0) {
+      test_acc = accuracy(model, test, dtype);
+      log.eval(step, {test_acc, epoch_seconds});
+      save();
+    }
+    stopped = tg::distributed::any(tg::examples::stop_requested());
   }
   if (stopped) {
     if (step % per_epoch != 0) save();  // (at the end of an epoch it saved already)
@@ -195,6 +230,9 @@ int run(const Args& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // MPI's start and end; one process without mpirun (nn/distributed/process_group.h).
+  const auto session = tg::examples::start_session("fashion_mnist", argc, argv);
+  if (!session) return 1;
   CLI::App app{"fashion_mnist: train the benchmark MLP on Fashion-MNIST"};
   tg::examples::one_line_errors(app, "fashion_mnist");
   namespace ex = tg::examples;

@@ -19,6 +19,12 @@
 // `tang`, the share of regular verse lines in a sample of the model against a unigram sample.
 // In DIR it leaves: checkpoint.safetensors, metrics.csv and loss.svg.
 //
+// Data-parallel: `mpirun -np P build/bin/tiny_lm train ...` trains on P processes
+// (nn/distributed/ddp.h). Every rank draws the same batch of --batch sequences and takes its
+// --batch / P of them; the gradients are averaged, so the run takes the steps a single process
+// would (up to float rounding). Rank 0 alone evaluates, logs and writes the checkpoint, which
+// any number of processes can resume.
+//
 // `sample` loads the checkpoint (the model config and tokenizer travel inside it) and
 // generates text one token at a time: logits of the last position / temperature, keep
 // the top-k and then the top-p nucleus, softmax, draw. It runs the model against a KV cache
@@ -43,6 +49,7 @@
 #include "examples/common/run_log.h"
 #include "examples/common/sample.h"
 #include "examples/common/train_step.h"
+#include "nn/distributed/ddp.h"
 #include "nn/nn.h"
 
 namespace {
@@ -81,6 +88,8 @@ struct TrainArgs {
   bool json = false;
   bool resume = false;
   std::string dtype = "f32";       // f32, or bf16/f16: mixed precision (autocast, master weights)
+  int64_t bucket_kb = 128;         // data-parallel: gradient bytes per all-reduce, in KiB
+  bool overlap = true;             // data-parallel: all-reduce buckets during backward
   double init_scale = 65536;       // f16: the loss scale to start from (nn::GradScaler)
   std::vector<std::string> given;  // the flags on the command line (some apply to one choice)
 };
@@ -340,6 +349,19 @@ void check_train_args(const TrainArgs& a) {
            "tiny_lm: --batch {} x --heads {} x --context {}^2 x --layers {} = {:.3g} attention "
            "probabilities kept for the backward ({:.3g} GiB of float32); the limit is 2^28",
            a.batch, a.heads, a.context, a.layers, scores, scores * 4 / (1 << 30));
+  const int world = tg::distributed::world_size();
+  TG_CHECK(a.batch % world == 0, ValueError,
+           "tiny_lm: --batch {} does not split evenly over the {} processes of this run (mpirun "
+           "-np {}): each takes --batch / {} sequences",
+           a.batch, world, world, world);
+}
+
+/// The median of `v` (NaN when empty).
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
 }
 
 int train(const TrainArgs& a) {
@@ -372,9 +394,13 @@ int train(const TrainArgs& a) {
   const nn::CosineWithWarmup schedule{
       .base_lr = a.lr, .warmup_steps = a.warmup, .total_steps = a.steps, .min_lr = a.min_lr};
 
-  tg::examples::prepare_out_dir("tiny_lm", "--out", a.out);
+  // Data parallelism: rank 0 of `world` processes writes the files, every rank trains.
+  const int world = tg::distributed::world_size(), rank = tg::distributed::rank();
   const std::string ckpt = a.out + "/checkpoint.safetensors";
-  tg::remove_stale_temporaries(ckpt);  // of saves killed in an earlier run
+  if (rank == 0) {
+    tg::examples::prepare_out_dir("tiny_lm", "--out", a.out);
+    tg::remove_stale_temporaries(ckpt);  // of saves killed in an earlier run
+  }
   int64_t step = 0;
   if (a.resume) {
     TG_CHECK(std::filesystem::exists(ckpt), ValueError,
@@ -400,7 +426,14 @@ int train(const TrainArgs& a) {
     step = nn::load_checkpoint(ckpt, model, &opt, {{"data", &data_gen}}, dtype ? &scaler : nullptr)
                .step;
   }
+  // With several processes: averages the gradients during backward (chapter 25).
+  std::optional<tg::distributed::DistributedDataParallel> ddp;
+  if (world > 1) {
+    ddp.emplace(model, tg::distributed::DdpOptions{.bucket_cap_bytes = a.bucket_kb * 1024,
+                                                   .overlap = a.overlap});
+  }
   auto save = [&] {
+    if (rank != 0) return;
     nn::save_checkpoint(ckpt, {.model = &model,
                                .optimizer = &opt,
                                .step = step,
@@ -418,7 +451,8 @@ int train(const TrainArgs& a) {
                             .log_every = 50,
                             .unit = "tok",
                             .eval_columns = {"val_loss", "bigram_val_loss", "unigram_val_loss"},
-                            .resumed_at_step = a.resume ? step : -1});
+                            .resumed_at_step = a.resume ? step : -1,
+                            .silent = rank != 0});
   const std::vector<int64_t> val_ids = head_ids(data.split("val"), a.eval_tokens);
   const Baselines base = baseline_losses(data.split("train"), val_ids, tok.vocab_size(), a.context);
   const double bits_per_nat = tokens_per_char(tok, val_ids, a.context) / std::log(2.0);
@@ -431,19 +465,43 @@ int train(const TrainArgs& a) {
                   dtype ? fmt::format(", mixed precision {} (float32 master weights{})", a.dtype,
                                       *dtype == tg::kFloat16 ? ", loss scaling" : "")
                         : ""));
+  if (ddp) {
+    log.note(
+        fmt::format("tiny_lm: data-parallel over {} processes, {} sequences each; gradients "
+                    "averaged in {} buckets of up to {} KiB{}",
+                    world, a.batch / world, ddp->buckets().size(), a.bucket_kb,
+                    a.overlap ? ", sent during backward" : ", sent after backward"));
+  }
 
   tg::examples::install_stop_handler();
   const std::vector<Tensor> params = model.parameters();
   double val = NAN, last_loss = NAN;
   bool stopped = false;
   const int64_t first_step = step;
+  // Milliseconds of each training step (batch, forward, backward, update) and, data-parallel,
+  // of the wait for the last all-reduces at the end of its backward: their medians go into the
+  // summary (scripts/bench_ddp.sh reads them).
+  std::vector<double> step_ms, wait_ms;
   while (step < a.steps) {
+    const auto step_start = std::chrono::steady_clock::now();
     schedule.apply(opt, step);
-    const nn::Batch b = data.get_batch("train", a.batch, a.context, data_gen);
+    // Every rank draws the same batch (their generators have the same seed) and keeps its
+    // rows: rank r of P takes sequences [r B/P, (r+1) B/P).
+    nn::Batch b = data.get_batch("train", a.batch, a.context, data_gen);
+    if (world > 1) {
+      const int64_t share = a.batch / world;
+      b.x = b.x.narrow(0, rank * share, share);
+      b.y = b.y.narrow(0, rank * share, share);
+    }
     // The five steps of chapter 15: forward, loss, zero_grad, backward, step (plus clipping);
     // with --dtype bf16/f16 the forward runs under autocast (chapter 20).
-    const tg::examples::StepResult r =
+    tg::examples::StepResult r =
         tg::examples::mixed_step(model, opt, b.x, b.y, params, a.clip, dtype, scaler);
+    if (world > 1) r.loss = tg::distributed::all_reduce(r.loss, tg::distributed::ReduceOp::Average);
+    step_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - step_start)
+            .count());
+    if (ddp) wait_ms.push_back(1000 * ddp->stats().last_wait_seconds);
     // Once, after the first step (its gradients are still there): a parameter the loss does
     // not reach would silently never train; this names every such parameter.
     if (step == first_step) nn::check_all_have_grad(model.named_parameters());
@@ -453,8 +511,9 @@ int train(const TrainArgs& a) {
 
     const bool out_of_time = (a.max_seconds > 0 && log.elapsed_s() >= a.max_seconds) ||
                              (a.stop_after > 0 && step >= a.stop_after);
-    stopped = tg::examples::stop_requested() || out_of_time;
-    if (step % a.eval_every == 0 || step == a.steps || stopped) {
+    // The ranks stop together: a rank that stopped alone would leave the others waiting.
+    stopped = tg::distributed::any(tg::examples::stop_requested() || out_of_time);
+    if ((step % a.eval_every == 0 || step == a.steps || stopped) && rank == 0) {
       val = model_loss(model, val_ids, a.context, dtype);
       log.eval(step, {val, base.bigram, base.unigram});
       save();
@@ -468,7 +527,8 @@ int train(const TrainArgs& a) {
     }
   }
   nlohmann::json verse = nlohmann::json::object();
-  if (a.data == "tang" && !tg::examples::stop_requested()) {  // does it write verse? (nn/corpus.h)
+  if (a.data == "tang" && !tg::examples::stop_requested() &&
+      rank == 0) {  // does it write verse? (nn/corpus.h)
     const auto [model_share, unigram_share] =
         verse_shares(model, tok, data.split("train"), a.seed + 2);
     verse = {{"verse_share", model_share}, {"unigram_verse_share", unigram_share}};
@@ -484,6 +544,12 @@ int train(const TrainArgs& a) {
                             {"bigram_bits_per_char", base.bigram * bits_per_nat},
                             {"checkpoint", ckpt}};
   summary.update(verse);
+  summary["step_ms_median"] = median(step_ms);
+  if (ddp) {
+    summary["processes"] = world;
+    summary["ddp_buckets"] = ddp->buckets().size();
+    summary["ddp_wait_ms_median"] = median(wait_ms);
+  }
   log.finish(summary);
   return 0;
 }
@@ -540,6 +606,9 @@ int sample(const SampleArgs& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // MPI's start and end; one process without mpirun (nn/distributed/process_group.h).
+  const auto session = tg::examples::start_session("tiny_lm", argc, argv);
+  if (!session) return 1;
   CLI::App app{"tiny_lm: train a small Transformer language model, then sample"};
   tg::examples::one_line_errors(app, "tiny_lm");
   app.require_subcommand(1);
@@ -621,6 +690,14 @@ int main(int argc, char** argv) {
   tr->add_option("--dtype", t.dtype,
                  "f32, or mixed precision: bf16, f16 (with loss scaling); weights stay f32")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}))
+      ->capture_default_str();
+  tr->add_option("--bucket-kb", t.bucket_kb,
+                 "mpirun -np P: KiB of gradients per all-reduce (the buckets of chapter 25)")
+      ->check(ex::whole_number(1, int64_t{1} << 30))
+      ->capture_default_str();
+  tr->add_flag("--overlap,!--no-overlap", t.overlap,
+               "mpirun -np P: all-reduce each bucket as soon as backward fills it (else all "
+               "after backward)")
       ->capture_default_str();
   tr->add_option("--init-scale", t.init_scale,
                  "f16: the loss scale to start from; it halves on every overflow")

@@ -14,13 +14,15 @@
 set -euo pipefail
 
 # graphviz is the `dot` program that renders tg::to_dot's pictures of the tape (a test
-# renders one; the course draws its graphs with it). The last three are data: the word list
+# renders one; the course draws its graphs with it). Open MPI (libopenmpi-dev, openmpi-bin)
+# is what data-parallel training runs on: `mpirun -np 2 build/bin/tiny_lm train` (the tests
+# run two and three processes on this machine). The last three are data: the word list
 # tiny_lm learns from by default, the images of the fashion_mnist example, and the Chinese
 # fortune files whose 300 Tang poems tiny_lm --data tang learns (the tests use all three,
 # and skip what is missing).
 packages=(g++ cmake ninja-build pkg-config libfmt-dev libgtest-dev libgmock-dev
           libbenchmark-dev zlib1g-dev nlohmann-json3-dev libcli11-dev graphviz
-          wamerican dataset-fashion-mnist fortunes-zh)
+          libopenmpi-dev openmpi-bin wamerican dataset-fashion-mnist fortunes-zh)
 if [[ "${1:-}" == "--dev" ]]; then
   packages+=(clang-format)
 elif [[ "${1:-}" == "--bench" ]]; then

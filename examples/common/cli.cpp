@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "core/core.h"
+#include "nn/distributed/process_group.h"
 
 namespace tg::examples {
 namespace {
@@ -35,7 +36,13 @@ void print_error(const std::string& program, const std::string& what) {
   const std::string line = one_line(what);
   const bool named = line.starts_with(program) && line.size() > program.size() &&
                      (line[program.size()] == ':' || line[program.size()] == ' ');
-  std::fprintf(stderr, "%s%s\n", named ? "" : (program + ": ").c_str(), line.c_str());
+  // In a data-parallel run every rank may say something: the line names which one.
+  const std::string rank =
+      tg::distributed::world_size() > 1
+          ? fmt::format("[rank {} of {}] ", tg::distributed::rank(), tg::distributed::world_size())
+          : "";
+  std::fprintf(stderr, "%s%s%s\n", rank.c_str(), named ? "" : (program + ": ").c_str(),
+               line.c_str());
 }
 
 }  // namespace
@@ -103,7 +110,20 @@ int run_program(const std::string& program, const std::function<int()>& body) {
   } catch (const std::exception& e) {
     print_error(program, fmt::format("unexpected error: {}", e.what()));
   }
+  // In a data-parallel run the other ranks would wait for this one at their next all-reduce
+  // until the timeout: stop them all now (mpirun then exits with an error).
+  if (tg::distributed::world_size() > 1) tg::distributed::abort(1, "");
   return 1;
+}
+
+std::unique_ptr<tg::distributed::Session> start_session(const std::string& program, int& argc,
+                                                        char**& argv) {
+  std::unique_ptr<tg::distributed::Session> session;
+  run_program(program, [&] {
+    session = std::make_unique<tg::distributed::Session>(argc, argv);
+    return 0;
+  });
+  return session;
 }
 
 void prepare_out_dir(const std::string& program, const std::string& flag, const std::string& dir) {

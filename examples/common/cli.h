@@ -6,8 +6,11 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+
+#include "nn/distributed/process_group.h"
 
 namespace tg::examples {
 
@@ -34,6 +37,12 @@ int run_program(const std::string& program, const std::function<int()>& body);
 
 /// Makes the directory named by `flag` (e.g. "--out") exist and checks that it can be
 /// written; otherwise a tg::ValueError naming the program, the flag, the path and why.
+/// Starts the process group of a data-parallel run for the life of the returned object
+/// (MPI_Init under mpirun; a world of one process otherwise), or prints why it could not and
+/// returns null.
+std::unique_ptr<tg::distributed::Session> start_session(const std::string& program, int& argc,
+                                                        char**& argv);
+
 void prepare_out_dir(const std::string& program, const std::string& flag, const std::string& dir);
 
 /// The bytes of the file named by `flag`: a tg::ValueError naming the program, the flag and

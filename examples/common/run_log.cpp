@@ -44,6 +44,8 @@ std::string format_duration(double seconds) {
 
 RunLog::RunLog(RunLogOptions options) : options_(std::move(options)) {
   TG_CHECK(!options_.out_dir.empty(), ValueError, "RunLog: out_dir must not be empty");
+  start_ = last_draw_ = Clock::now();
+  if (options_.silent) return;
   std::error_code ec;
   std::filesystem::create_directories(options_.out_dir, ec);
   TG_CHECK(!ec, Error, "RunLog: cannot create '{}': {}", options_.out_dir, ec.message());
@@ -129,6 +131,7 @@ void RunLog::write_row(int64_t step, double loss, double lr, double grad_norm,
 }
 
 void RunLog::step(int64_t step, double loss, double lr, double grad_norm, int64_t items) {
+  if (options_.silent) return;
   items_ += items;
   last_step_ = step, last_loss_ = loss, last_lr_ = lr, last_grad_norm_ = grad_norm;
   loss_steps_.push_back(static_cast<double>(step));
@@ -177,6 +180,7 @@ void RunLog::end_bar() {
 }
 
 void RunLog::eval(int64_t step, const std::vector<double>& values) {
+  if (options_.silent) return;
   TG_CHECK(values.size() == options_.eval_columns.size(), ValueError,
            "RunLog::eval: {} values for {} eval columns", values.size(),
            options_.eval_columns.size());
@@ -203,6 +207,7 @@ void RunLog::eval(int64_t step, const std::vector<double>& values) {
 }
 
 void RunLog::note(const std::string& text) {
+  if (options_.silent) return;
   if (options_.json) {
     std::fprintf(stderr, "%s\n", text.c_str());
     return;
@@ -213,6 +218,7 @@ void RunLog::note(const std::string& text) {
 }
 
 void RunLog::finish(nlohmann::json summary) {
+  if (options_.silent) return;
   end_bar();
   summary["seconds"] = std::round(elapsed_s() * 1000) / 1000;
   summary["metrics_csv"] = csv_path();

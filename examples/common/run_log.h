@@ -31,6 +31,9 @@ struct RunLogOptions {
   /// A resumed run: >= 0 keeps the rows of an existing metrics.csv up to this step (the
   /// checkpoint's) and appends after them; -1 starts a new file.
   int64_t resumed_at_step = -1;
+  /// Writes no file and prints nothing (elapsed_s still runs): the ranks other than 0 of a
+  /// data-parallel run, for which rank 0 reports.
+  bool silent = false;
 };
 
 class RunLog {

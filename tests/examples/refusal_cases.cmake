@@ -63,7 +63,7 @@ tapegrad_refuses(resume_with_another_batch PROGRAM fashion_mnist
   ARGS --train-limit 2000 --epochs 2 --batch 64 --resume --out ${smoke}/fashion
   FIXTURE fashion_checkpoint REQUIRE_PATH ${smoke}/fashion/checkpoint.safetensors
   UNCHANGED ${smoke}/fashion/checkpoint.safetensors
-  EXPECT "trained on 2000 images in batches of 128, this run has 2000 images in batches of 64")
+  EXPECT "trained on 2000 images in batches of 128 .16 per epoch., this run has 2000 images in batches of 64 .32 per epoch.")
 
 # ---- tiny_lm train (lm: the smoke run's small model, so that only the bad part is bad)
 set(ckpt ${smoke}/tiny_lm/checkpoint.safetensors)
