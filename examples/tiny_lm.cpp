@@ -397,10 +397,6 @@ int train(const TrainArgs& a) {
   // Data parallelism: rank 0 of `world` processes writes the files, every rank trains.
   const int world = tg::distributed::world_size(), rank = tg::distributed::rank();
   const std::string ckpt = a.out + "/checkpoint.safetensors";
-  if (rank == 0) {
-    tg::examples::prepare_out_dir("tiny_lm", "--out", a.out);
-    tg::remove_stale_temporaries(ckpt);  // of saves killed in an earlier run
-  }
   int64_t step = 0;
   if (a.resume) {
     TG_CHECK(std::filesystem::exists(ckpt), ValueError,
@@ -431,6 +427,10 @@ int train(const TrainArgs& a) {
   if (world > 1) {
     ddp.emplace(model, tg::distributed::DdpOptions{.bucket_cap_bytes = a.bucket_kb * 1024,
                                                    .overlap = a.overlap});
+  }
+  if (rank == 0) {  // rank 0 writes the files
+    tg::examples::prepare_out_dir("tiny_lm", "--out", a.out);
+    tg::remove_stale_temporaries(ckpt);  // of saves killed in an earlier run
   }
   auto save = [&] {
     if (rank != 0) return;
