@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
     std::vector<tg::figures::Figure> all;
     for (auto part :
          {tg::figures::tensor_figures, tg::figures::op_figures, tg::figures::training_figures,
-          tg::figures::cost_figures, tg::figures::attention_figures, tg::figures::text_figures}) {
+          tg::figures::cost_figures, tg::figures::attention_figures, tg::figures::text_figures,
+          tg::figures::distributed_figures}) {
       for (tg::figures::Figure& f : part()) all.push_back(std::move(f));
     }
     std::set<std::string> names;

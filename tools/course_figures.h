@@ -99,5 +99,6 @@ std::vector<Figure> training_figures();   // chapters 13 to 17: modules to the t
 std::vector<Figure> cost_figures();       // chapters 18 to 20: a step's cost, the bug zoo, formats
 std::vector<Figure> attention_figures();  // chapters 21 to 23: tiles, the KV cache, recompute
 std::vector<Figure> text_figures();       // chapter 24: BPE's merges
+std::vector<Figure> distributed_figures();  // chapter 25: the buckets of DDP
 
 }  // namespace tg::figures
