@@ -23,8 +23,9 @@
 namespace tg::distributed {
 namespace {
 
-bool g_initialized = false;
-double g_timeout = -1;  // < 0: not read yet from TAPEGRAD_DIST_TIMEOUT
+bool g_initialized = false;  // MPI is running
+bool g_session = false;      // a Session is alive (with MPI, or a world of one)
+double g_timeout = -1;       // < 0: not read yet from TAPEGRAD_DIST_TIMEOUT
 
 // An MPI error code as text, for a message.
 std::string mpi_error(int code) {
@@ -114,8 +115,12 @@ struct Work::State {
 };
 
 Session::Session(int& argc, char**& argv) {
-  TG_CHECK(!g_initialized, MisuseError,
+  TG_CHECK(!g_initialized && !g_session, MisuseError,
            "distributed::Session: a process group is already running (one Session per process)");
+  g_session = true;
+  // One process (no launcher, or mpirun -np 1): the world of one, without starting MPI at all
+  // (nothing to talk to, and MPI's start-up is not free).
+  if (launched_processes() <= 1) return;
   int provided = 0;
   check_mpi(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
   // Errors come back as codes (check_mpi turns them into tg errors) instead of aborting.
@@ -143,6 +148,7 @@ Session::Session(int& argc, char**& argv) {
 }
 
 Session::~Session() {
+  g_session = false;
   if (!g_initialized) return;
   g_initialized = false;
   MPI_Finalize();

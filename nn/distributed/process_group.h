@@ -40,6 +40,8 @@ enum class ReduceOp { Sum, Average, Max };
 
 /// Starts the process group for the life of the object: MPI_Init on construction (from
 /// main, before any other call here) and MPI_Finalize on destruction. One per process.
+/// Started as a single process (no mpirun, or mpirun -np 1) it starts no MPI: the world of
+/// one, as without a Session.
 /// Unless TAPEGRAD_NUM_THREADS is set, each of the k processes on one machine then uses
 /// cores / k threads (tg::set_num_threads), so that together they do not oversubscribe it,
 /// or, where mpirun bound it to some cores, as many threads as those cores.
@@ -60,7 +62,7 @@ inline int launched_processes() {
   return 1;
 }
 
-/// Whether a Session is alive (and MPI initialised).
+/// Whether MPI is running (a Session started by mpirun among several processes).
 bool is_initialized();
 /// Whether this build has MPI (false: the world of one).
 bool has_mpi();
