@@ -95,6 +95,15 @@ Tensor& Tensor::copy_(const Tensor& src) {
           });
           return;
         }
+        // Both dense in the same layout (a transposed view copied into memory laid out like
+        // it, as round_to does): one flat run, wherever it starts.
+        if (strides() == view.strides() && is_dense(shape(), strides())) {
+          parallel_rows(numel(), 2, [&](int64_t b, int64_t e) {
+            if constexpr (std::is_same_v<From, float>) detail::narrow(s + b, dst + b, e - b);
+            else detail::widen(s + b, dst + b, e - b);
+          });
+          return;
+        }
         // Rows contiguous in both (a view with heads transposed, say): the same loops, one
         // row at a time. The odometer walks a shape whose last dim is 1: one call per row.
         const Shape& n = shape();

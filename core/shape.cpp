@@ -1,8 +1,11 @@
 // core/shape.cpp — the inline small vector and shape arithmetic.
 #include "core/shape.h"
 
+#include <algorithm>
 #include <cstring>
 #include <ostream>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 
@@ -83,6 +86,23 @@ Strides contiguous_strides(const Shape& shape) {
              ShapeError, "contiguous_strides: strides of shape {} overflow int64", shape);
   }
   return strides;
+}
+
+bool is_dense(const Shape& shape, const Strides& strides) {
+  // Sorted by stride, the dims of a dense layout are a contiguous one: each stride is the
+  // product of the sizes of the dims with smaller strides.
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size), size > 1
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) return true;  // no elements: nothing to walk
+    if (shape[d] > 1) dims.emplace_back(strides[d], shape[d]);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
 }
 
 size_t wrap_dim(int64_t dim, size_t rank, std::string_view op) {

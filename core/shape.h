@@ -114,6 +114,11 @@ std::ostream& operator<<(std::ostream& os, const DimVec& dims);
 int64_t checked_numel(const Shape& shape, std::string_view op);
 /// Row-major strides: (2, 3, 4) -> (12, 4, 1).
 Strides contiguous_strides(const Shape& shape);
+/// True when a tensor of this shape and these strides covers a block of exactly numel
+/// elements with no gaps and no overlaps, in some order of its dims: a contiguous tensor, or a
+/// transposed or permuted view of one (torch calls it "non-overlapping and dense"). Such a
+/// tensor can be walked as one flat run from its first element. Size-1 dims do not count.
+bool is_dense(const Shape& shape, const Strides& strides);
 /// Maps a possibly negative dim into [0, rank); IndexError naming `op` otherwise.
 size_t wrap_dim(int64_t dim, size_t rank, std::string_view op);
 

@@ -38,10 +38,15 @@ inline Tensor as_compute(const Tensor& t, DType ct) {
   return c;
 }
 
-/// A compute-type result rounded once to `dtype` (t itself when it already has it).
+/// A compute-type result rounded once to `dtype` (t itself when it already has it). A dense
+/// t keeps its layout, as torch's .to() does: attention's dq, laid out (B, T, H, D) and seen
+/// as (B, H, T, D), stays a view that the transpose and reshape before it undo for free,
+/// where a contiguous copy would make each of them copy again.
 inline Tensor round_to(const Tensor& t, DType dtype) {
   if (!t.defined() || t.dtype() == dtype) return t;
-  Tensor out = empty(t.shape(), dtype);
+  Tensor out = t.is_contiguous() || !is_dense(t.shape(), t.strides())
+                   ? empty(t.shape(), dtype)
+                   : make_view(empty({t.numel()}, dtype), t.shape(), t.strides(), 0);
   out.copy_(t);
   return out;
 }

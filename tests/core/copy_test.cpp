@@ -209,6 +209,35 @@ TEST(CopyTest, HalfConversionsOfViewsWithContiguousRowsMatchTheScalarOnes) {
   }
 }
 
+TEST(CopyTest, HalfConversionsBetweenViewsOfOneDenseLayoutMatchTheScalarOnes) {
+  // Source and destination both laid out (B, T, H, D) and seen as (B, H, T, D): the copy is
+  // one flat run over their memory. Rows of 20 and of 3 (too short for the row loop), both
+  // directions, 1 and 3 threads.
+  std::mt19937 rng(5);
+  for (const int64_t d : {20, 3}) {
+    std::vector<float> values;
+    for (int64_t i = 0; i < 2 * 5 * 3 * d; ++i) {
+      values.push_back(i % 3 ? std::ldexp(float(rng() % 100000), -9)
+                             : std::bit_cast<float>(uint32_t(rng())));
+    }
+    const Tensor x = tensor(values).view({2, 5, 3, d}).transpose(1, 2);
+    for (int threads : {1, 3}) {
+      NumThreadsGuard guard(threads);
+      for (DType half : {kFloat16, kBFloat16}) {
+        const Tensor h = empty({2, 5, 3, d}, half).transpose(1, 2).copy_(x);
+        const Tensor back = empty({2, 5, 3, d}, kFloat32).transpose(1, 2).copy_(h);
+        for (int64_t i = 0; i < x.numel(); ++i) {
+          const DimVec at{i / (15 * d), i / (5 * d) % 3, i / d % 5, i % d};
+          const float v = x.at<float>(at);
+          const float want = half == kFloat16 ? float(Half(v)) : float(BFloat16(v));
+          ASSERT_EQ(std::bit_cast<uint32_t>(back.at<float>(at)), std::bit_cast<uint32_t>(want))
+              << "d " << d << ", element " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(CopyTest, CopyReturnsTheDestination) {
   Tensor dst = zeros({2});
   Tensor& r = dst.copy_(ones({2}));

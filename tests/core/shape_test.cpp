@@ -327,6 +327,25 @@ TEST(ShapeTest, ContiguousStridesTreatZeroSizesAsOne) {
   EXPECT_EQ(contiguous_strides({0, 0, 5}), (Strides{5, 5, 1}));
 }
 
+// ---- is_dense
+
+TEST(ShapeTest, IsDenseAcceptsContiguousAndPermutedLayouts) {
+  EXPECT_TRUE(is_dense({2, 3}, {3, 1}));                // contiguous
+  EXPECT_TRUE(is_dense({3, 2}, {1, 3}));                // its transpose
+  EXPECT_TRUE(is_dense({2, 4, 3, 8}, {96, 8, 32, 1}));  // (B, T, H, D) seen as (B, H, T, D)
+  EXPECT_TRUE(is_dense({2, 1, 3}, {3, 99, 1}));         // a size-1 dim's stride is never used
+  EXPECT_TRUE(is_dense({}, {}));                        // a scalar
+  EXPECT_TRUE(is_dense({0, 3}, {7, 2}));                // no elements
+}
+
+TEST(ShapeTest, IsDenseRejectsGapsAndOverlaps) {
+  EXPECT_FALSE(is_dense({2, 3}, {4, 1}));  // a narrowed row: a gap after each row
+  EXPECT_FALSE(is_dense({3}, {2}));        // every other element
+  EXPECT_FALSE(is_dense({2, 3}, {0, 1}));  // expanded: both rows are one
+  EXPECT_FALSE(is_dense({2, 2}, {1, 1}));  // overlapping windows
+  EXPECT_FALSE(is_dense({2, 3}, {3, 2}));  // steps past the end of the block
+}
+
 TEST(ShapeTest, ContiguousStridesOverflowIsAShapeError) {
   // numel is 0, but the strides of the later dims still have to be representable.
   EXPECT_EQ(contiguous_strides({0, int64_t{1} << 61, 2}), (Strides{int64_t{1} << 62, 2, 1}));

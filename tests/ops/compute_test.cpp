@@ -48,5 +48,25 @@ TEST(ComputeTest, RoundToRoundsOnceToNearestEven) {
   EXPECT_TRUE(aliases(round_to(same, kFloat32), same));
 }
 
+TEST(ComputeTest, RoundToKeepsTheLayoutOfADenseView) {
+  // Attention's gradients are laid out (B, T, H, D) and seen as (B, H, T, D): rounded, they
+  // keep that layout, so the transpose that made the view undoes it without a copy.
+  std::vector<double> values;
+  for (int i = 0; i < 2 * 5 * 3 * 4; ++i) values.push_back(1.0 + i / 7.0);
+  const Tensor t = tensor(values).to(kFloat32).view({2, 5, 3, 4}).transpose(1, 2);
+  const Tensor r = round_to(t, kBFloat16);
+  EXPECT_EQ(r.strides(), t.strides());
+  EXPECT_TRUE(r.transpose(1, 2).is_contiguous());
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const DimVec at{i / 60, i / 20 % 3, i / 4 % 5, i % 4};
+    ASSERT_EQ(float(r.at<BFloat16>(at)), float(BFloat16(t.at<float>(at)))) << i;
+  }
+  // A view with gaps (half of each row) is rounded into new contiguous memory.
+  const Tensor part = tensor(values).to(kFloat32).view({10, 12}).narrow(1, 0, 6);
+  const Tensor rp = round_to(part, kBFloat16);
+  EXPECT_TRUE(rp.is_contiguous());
+  EXPECT_EQ(float(rp.at<BFloat16>({9, 5})), float(BFloat16(part.at<float>({9, 5}))));
+}
+
 }  // namespace
 }  // namespace tg
