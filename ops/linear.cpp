@@ -121,11 +121,11 @@ struct Linear : Function<Linear> {
     if (auto* bf16 = kernels::linear_forward_bf16.get(); bf16 && x.dtype() == kBFloat16) {
       const Tensor xc = x.contiguous(), wc = w.contiguous();
       const Tensor bc = detail::as_compute(b, kFloat32);
-      Tensor y = empty(y_shape, kFloat32);
+      Tensor y = empty(y_shape, kBFloat16);
       bf16(xc.data<BFloat16>(), wc.data<BFloat16>(), b.defined() ? bc.data<float>() : nullptr,
-           y.data<float>(), rows, in, out);
+           y.data<BFloat16>(), rows, in, out);
       ctx.save_for_backward(x, w);
-      return detail::round_to(y, kBFloat16);
+      return y;
     }
     const Tensor xc = detail::as_compute(x, ct), wc = detail::as_compute(w, ct);
     const Tensor bc = detail::as_compute(b, ct);
@@ -147,14 +147,15 @@ struct Linear : Function<Linear> {
     if (auto* bf16 = kernels::linear_backward_bf16.get(); bf16 && x.dtype() == kBFloat16) {
       const Tensor dy = g[0].dtype() == kBFloat16 ? g[0].contiguous() : g[0].to(kBFloat16);
       const Tensor xc = x.contiguous(), wc = w.contiguous();
-      const GradBuffer dx = ctx.grad_buffer(0, x.shape(), kFloat32);
+      // dx is rounded to bfloat16 by the kernel, tile by tile (x's .grad, if it has one, is
+      // bfloat16: no float32 buffer could be added into).
+      Tensor dx = ctx.needs_input_grad(0) ? empty(x.shape(), kBFloat16) : Tensor();
       const GradBuffer dw = ctx.grad_buffer(1, w.shape(), kFloat32);
       const GradBuffer db = ctx.grad_buffer(2, {out}, kFloat32);
       bf16(dy.data<BFloat16>(), xc.data<BFloat16>(), wc.data<BFloat16>(),
-           detail::grad_out<float>(dx), detail::grad_out<float>(dw), detail::grad_out<float>(db),
-           rows, in, out);
-      return {detail::finish_grad(dx, kBFloat16), detail::finish_grad(dw, kBFloat16),
-              detail::finish_grad(db, kBFloat16)};
+           dx.defined() ? dx.data<BFloat16>() : nullptr, detail::grad_out<float>(dw),
+           detail::grad_out<float>(db), rows, in, out);
+      return {dx, detail::finish_grad(dw, kBFloat16), detail::finish_grad(db, kBFloat16)};
     }
     const Tensor dy = detail::as_compute(g[0], ct), xc = detail::as_compute(x, ct);
     const Tensor wc = detail::as_compute(w, ct);

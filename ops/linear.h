@@ -42,15 +42,17 @@ extern KernelPair<LinearForward, float, double> linear_forward;
 extern KernelPair<LinearBackward, float, double> linear_backward;
 
 // bfloat16 x and W (autocast's products, core/autocast.h) multiplied as they are, summed in
-// float32: y, dx, dW and db come out float32 and the op rounds them once. There is no
+// float32: dW and db come out float32 and the op rounds them once; y and dx are rounded to
+// bfloat16 by the kernel itself, as each tile of sums is done (ops/fast/gemm.h; dx is
+// written, never added into, and may be null). There is no
 // reference version (get() is null on the reference path): the reference story of a
 // bfloat16 linear is the float one above, run on inputs widened to float32, which computes
 // the same sums of the same exact products, only in another order.
-using LinearForwardBF16 = void(const BFloat16* x, const BFloat16* w, const float* b, float* y,
+using LinearForwardBF16 = void(const BFloat16* x, const BFloat16* w, const float* b, BFloat16* y,
                                int64_t rows, int64_t in, int64_t out);
 using LinearBackwardBF16 = void(const BFloat16* dy, const BFloat16* x, const BFloat16* w,
-                                GradOut<float> dx, GradOut<float> dw, GradOut<float> db,
-                                int64_t rows, int64_t in, int64_t out);
+                                BFloat16* dx, GradOut<float> dw, GradOut<float> db, int64_t rows,
+                                int64_t in, int64_t out);
 extern Kernel<LinearForwardBF16> linear_forward_bf16;
 extern Kernel<LinearBackwardBF16> linear_backward_bf16;
 

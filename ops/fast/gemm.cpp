@@ -253,12 +253,33 @@ void scale(int64_t m, int64_t n, C beta, C* c, int64_t ldc) {
   }
 }
 
+/// Where gemm_round writes: bfloat16 C (same leading dimension as a float C would have), and
+/// a bias added to each row before the rounding. Null `c`: the float C of gemm().
+struct RoundedOut {
+  BFloat16* c = nullptr;
+  const float* bias = nullptr;
+};
+
+/// One finished tile of float sums (h x w of `tile`, row stride nr), plus the bias, rounded
+/// once into bfloat16 C: the same two roundings as a float C holding the bias with beta = 1
+/// (fl(bias + sum)), then narrowed, but without C's float32 copy ever reaching memory. Only
+/// the dot path rounds in the tile, so the AVX-512 rounding is always there to call.
+inline void round_tile(const float* tile, int64_t nr, int64_t h, int64_t w, const float* bias,
+                       BFloat16* c, int64_t ldc) {
+#if defined(__x86_64__)
+  gemm_round_tile_avx512_bf16(tile, nr, static_cast<int>(h), static_cast<int>(w), bias, c, ldc);
+#else
+  (void)tile, (void)nr, (void)h, (void)w, (void)bias, (void)c, (void)ldc;
+#endif
+}
+
 /// T: the operands' type; S, P: what the kernel packs from and into (see Kernel); C: the type
-/// of C, alpha and beta.
+/// of C, alpha and beta. With `rounded.c` set (gemm_round: alpha 1, beta 0, k within one KC
+/// block), each tile is rounded into rounded.c instead of stored into c.
 template <class T, class S, class P, class C>
 void gemm_blocked(const Kernel<S, P>& kern, bool trans_a, bool trans_b, int64_t m, int64_t n,
                   int64_t k, C alpha, const T* a, int64_t lda, const T* b, int64_t ldb, C beta,
-                  C* c, int64_t ldc) {
+                  C* c, int64_t ldc, RoundedOut rounded = {}) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0 || alpha == C(0)) return scale(m, n, beta, c, ldc);
   const int mr = kern.mr, nr = kern.nr, ks = kern.k_step;
@@ -293,6 +314,15 @@ void gemm_blocked(const Kernel<S, P>& kern, bool trans_a, bool trans_b, int64_t 
           for (int64_t jr = 0; jr < nc; jr += nr) {
             const int64_t w = std::min<int64_t>(nr, nc - jr);
             const P* bp = b_pack + jr * kp;
+            if constexpr (std::is_same_v<C, float>) {
+              if (rounded.c != nullptr) {
+                kern.fn(kp, ap, bp, tile, nr, alpha, C(0));
+                round_tile(tile, nr, h, w,
+                           rounded.bias == nullptr ? nullptr : rounded.bias + jc + jr,
+                           rounded.c + (ic + ir) * ldc + jc + jr, ldc);
+                continue;
+              }
+            }
             C* cp = c + (ic + ir) * ldc + jc + jr;
             if (h == mr && w == nr) {
               kern.fn(kp, ap, bp, cp, ldc, alpha, beta_block);
@@ -327,9 +357,9 @@ void gemm_blocked(const Kernel<S, P>& kern, bool trans_a, bool trans_b, int64_t 
 template <class T, class S, class P, class C>
 void gemm_threaded(const Kernel<S, P>& kern, bool trans_a, bool trans_b, int64_t m, int64_t n,
                    int64_t k, C alpha, const T* a, int64_t lda, const T* b, int64_t ldb, C beta,
-                   C* c, int64_t ldc) {
+                   C* c, int64_t ldc, RoundedOut rounded = {}) {
   if (m <= 0 || n <= 0 || k <= 0) {
-    gemm_blocked(kern, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    gemm_blocked(kern, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, rounded);
     return;
   }
   const bool cut_rows = m >= n;
@@ -338,14 +368,18 @@ void gemm_threaded(const Kernel<S, P>& kern, bool trans_a, bool trans_b, int64_t
   const int64_t macs_per_unit = step * (cut_rows ? n : m) * k;
   parallel_rows(units, macs_per_unit / 16, [&](int64_t begin, int64_t end) {
     const int64_t lo = begin * step, hi = std::min(end * step, cut_rows ? m : n);
+    RoundedOut slab = rounded;
     if (cut_rows) {  // rows lo..hi of C come from rows lo..hi of op(A)
       const T* a_slab = a + lo * (trans_a ? 1 : lda);
+      if (slab.c != nullptr) slab.c += lo * ldc;
       gemm_blocked(kern, trans_a, trans_b, hi - lo, n, k, alpha, a_slab, lda, b, ldb, beta,
-                   c + lo * ldc, ldc);
+                   c == nullptr ? c : c + lo * ldc, ldc, slab);
     } else {  // columns lo..hi of C come from columns lo..hi of op(B)
       const T* b_slab = b + lo * (trans_b ? ldb : 1);
-      gemm_blocked(kern, trans_a, trans_b, m, hi - lo, k, alpha, a, lda, b_slab, ldb, beta, c + lo,
-                   ldc);
+      if (slab.c != nullptr) slab.c += lo;
+      if (slab.bias != nullptr) slab.bias += lo;
+      gemm_blocked(kern, trans_a, trans_b, m, hi - lo, k, alpha, a, lda, b_slab, ldb, beta,
+                   c == nullptr ? c : c + lo, ldc, slab);
     }
   });
 }
@@ -460,6 +494,28 @@ const char* gemm_bf16_path_name() {
 }
 
 }  // namespace detail
+
+void gemm_round(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const BFloat16* a,
+                int64_t lda, const BFloat16* b, int64_t ldb, const float* bias, BFloat16* c,
+                int64_t ldc) {
+  using namespace detail;
+  if (m <= 0 || n <= 0) return;
+  if (bf16_dot_on().load(std::memory_order_relaxed)) {
+    const Kernel<BFloat16, uint32_t> kern = bf16_dot_kernel();
+    if (k > 0 && k <= kern.kc) {  // one KC block: each tile's sums are final when it is done
+      gemm_threaded(kern, trans_a, trans_b, m, n, k, 1.0f, a, lda, b, ldb, 0.0f,
+                    static_cast<float*>(nullptr), ldc, {c, bias});
+      return;
+    }
+  }
+  // Elsewhere: float C, bias first, then one rounding pass (the same numbers).
+  const std::unique_ptr<float[]> y(new float[static_cast<size_t>(m * n)]);  // not zeroed
+  for (int64_t i = 0; i < m; ++i) {
+    if (bias != nullptr) std::copy(bias, bias + n, y.get() + i * n);
+  }
+  gemm(trans_a, trans_b, m, n, k, 1.0f, a, lda, b, ldb, bias != nullptr ? 1.0f : 0.0f, y.get(), n);
+  for (int64_t i = 0; i < m; ++i) narrow(y.get() + i * n, c + i * ldc, n);
+}
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {

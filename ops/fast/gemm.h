@@ -55,6 +55,15 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
           const BFloat16* a, int64_t lda, const BFloat16* b, int64_t ldb, float beta, float* c,
           int64_t ldc);
 
+/// bfloat16 C: c_ij = bf16(bias_j + sum_p op(A)_ip op(B)_pj), the sum as gemm() forms it
+/// above, bias (n values) may be null. The same numbers as gemm() into a float C holding the
+/// bias (beta 1) followed by a rounding pass, but where the dot path runs and k fits one of
+/// its KC blocks, each finished tile is rounded while it is in L1: the float C never goes
+/// to memory and back (for a linear's output, the pass that cost most of the rounding).
+void gemm_round(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const BFloat16* a,
+                int64_t lda, const BFloat16* b, int64_t ldb, const float* bias, BFloat16* c,
+                int64_t ldc);
+
 /// The textbook loop: c_ij = alpha * sum_p op(A)_ip op(B)_pj + beta * c_ij, p ascending.
 void gemm_reference(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                     const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,

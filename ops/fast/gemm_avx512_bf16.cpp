@@ -113,6 +113,32 @@ void gemm_pack_pairs_rows_avx512_bf16(const BFloat16* src, int64_t ld, int64_t k
   }
 }
 
+void gemm_round_tile_avx512_bf16(const float* tile, int64_t nr, int h, int w, const float* bias,
+                                 BFloat16* c, int64_t ldc) {
+  // core/half.cpp's rounding on 16 lanes: add 0x7fff and the lowest kept bit, keep the top
+  // half (ties to even; a carry may run into the exponent, up to Inf); a NaN keeps the top of
+  // its payload, with the quiet bit set if nothing of it would be left.
+  const __m512i one = _mm512_set1_epi32(1), below_half = _mm512_set1_epi32(0x7fff);
+  const __m512i magnitude = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+  const __m512i payload_top = _mm512_set1_epi32(0x7f0000), quiet = _mm512_set1_epi32(0x40);
+  for (int i = 0; i < h; ++i) {
+    for (int j0 = 0; j0 < w; j0 += 16) {
+      const __mmask16 lanes = first_lanes(w - j0);
+      __m512 v = _mm512_maskz_loadu_ps(lanes, tile + i * nr + j0);
+      if (bias != nullptr) v = _mm512_add_ps(_mm512_maskz_loadu_ps(lanes, bias + j0), v);
+      const __m512i x = _mm512_castps_si512(v);
+      const __m512i top = _mm512_srli_epi32(x, 16);
+      const __m512i carry = _mm512_add_epi32(below_half, _mm512_and_si512(top, one));
+      __m512i r = _mm512_srli_epi32(_mm512_add_epi32(x, carry), 16);
+      const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, magnitude), inf);
+      const __mmask16 empty_payload = _mm512_testn_epi32_mask(x, payload_top);
+      r = _mm512_mask_mov_epi32(r, nan, _mm512_mask_or_epi32(top, empty_payload, top, quiet));
+      _mm256_mask_storeu_epi16(static_cast<void*>(c + i * ldc + j0), lanes,
+                               _mm512_cvtepi32_epi16(r));
+    }
+  }
+}
+
 void gemm_micro_avx512_bf16(int64_t kc, const uint32_t* a, const uint32_t* b, float* c, int64_t ldc,
                             float alpha, float beta) {
   micro<Bf16Pairs, kAvx512MrBf16>(kc, a, b, c, ldc, alpha, beta);

@@ -60,6 +60,11 @@ void gemm_pack_pairs_transposed_avx512_bf16(const BFloat16* src, int64_t ld, int
                                             int width, uint32_t* dst);
 void gemm_pack_pairs_rows_avx512_bf16(const BFloat16* src, int64_t ld, int64_t kc, int w, int width,
                                       uint32_t* dst);
+/// gemm_round's epilogue: the h x w float sums of a tile (row stride nr), plus bias[j] when
+/// bias is not null, each rounded to bfloat16 into c (row stride ldc): bit for bit the
+/// rounding of core/half.h's BFloat16(float), 16 lanes at a time.
+void gemm_round_tile_avx512_bf16(const float* tile, int64_t nr, int h, int w, const float* bias,
+                                 BFloat16* c, int64_t ldc);
 void gemm_micro_avx2_f32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                          float alpha, float beta);
 void gemm_micro_avx2_f64(int64_t kc, const double* a, const double* b, double* c, int64_t ldc,

@@ -67,20 +67,16 @@ void linear_backward(const F* dy, const F* x, const F* w, GradOut<F> dx, GradOut
 }
 
 /// The same three products on bfloat16 operands (ops/fast/gemm.h: exact products, float32
-/// sums). db sums dy's rows in float32.
-void linear_forward_bf16(const BFloat16* x, const BFloat16* w, const float* b, float* y,
+/// sums). y is rounded to bfloat16 tile by tile (gemm_round); db sums dy's rows in float32.
+void linear_forward_bf16(const BFloat16* x, const BFloat16* w, const float* b, BFloat16* y,
                          int64_t rows, int64_t in, int64_t out) {
-  if (b != nullptr) {
-    for (int64_t n = 0; n < rows; ++n) std::copy(b, b + out, y + n * out);
-  }
-  gemm(false, true, rows, out, in, 1.0f, x, in, w, in, b != nullptr ? 1.0f : 0.0f, y, out);
+  gemm_round(false, true, rows, out, in, x, in, w, in, b, y, out);
 }
 
-void linear_backward_bf16(const BFloat16* dy, const BFloat16* x, const BFloat16* w,
-                          GradOut<float> dx, GradOut<float> dw, GradOut<float> db, int64_t rows,
-                          int64_t in, int64_t out) {
-  if (dx)
-    gemm(false, false, rows, in, out, 1.0f, dy, out, w, in, dx.add ? 1.0f : 0.0f, dx.data, in);
+void linear_backward_bf16(const BFloat16* dy, const BFloat16* x, const BFloat16* w, BFloat16* dx,
+                          GradOut<float> dw, GradOut<float> db, int64_t rows, int64_t in,
+                          int64_t out) {
+  if (dx != nullptr) gemm_round(false, false, rows, in, out, dy, out, w, in, nullptr, dx, in);
   if (dw) gemm(true, false, out, in, rows, 1.0f, dy, out, x, in, dw.add ? 1.0f : 0.0f, dw.data, in);
   if (db) {
     std::vector<float> sum(static_cast<size_t>(out));

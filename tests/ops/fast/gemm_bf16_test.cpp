@@ -265,6 +265,52 @@ TEST(GemmBf16Test, ThreadedCallsPassTheSameChecks) {
   }
 }
 
+TEST(GemmBf16Test, RoundedOutputIsTheFloatResultRoundedOnce) {
+  // gemm_round(bias) must give exactly the bits of: C = bias in every row, gemm with beta 1,
+  // then each element rounded to bfloat16. Shapes with ragged tiles cut by rows and by
+  // columns, k within one KC block of the dot path (rounded in the tile) and k = 1537 beyond
+  // it (the float C and a rounding pass), with and without a bias, 1 and 3 threads, on both
+  // routes. The rows of C are padded: the padding must stay as it was.
+  const int64_t shapes[][3] = {{301, 97, 128}, {45, 1000, 384}, {64, 33, 1537}, {3, 5, 7}};
+  std::vector<Route> routes = {Route::kWiden};
+  if (detail::gemm_bf16_dot_supported()) routes.push_back(Route::kDot);
+  for (Route route : routes) {
+    DotGuard dot(route == Route::kDot);
+    for (const auto& s : shapes) {
+      for (bool tb : {false, true}) {
+        for (bool with_bias : {false, true}) {
+          const int64_t m = s[0], n = s[1], ldc = n + 3;
+          const Problem p = make_problem({false, tb, m, n, s[2], /*pad=*/1});
+          std::vector<float> bias(static_cast<size_t>(n));
+          for (int64_t j = 0; j < n; ++j) bias[j] = 0.25f * float(j % 7) - 0.5f;
+          const float* b = with_bias ? bias.data() : nullptr;
+          std::vector<float> y(static_cast<size_t>(m * ldc), 0.0f);
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) y[i * ldc + j] = with_bias ? bias[j] : 0.0f;
+          }
+          gemm(false, tb, m, n, s[2], 1.0f, p.a.data(), p.lda, p.b.data(), p.ldb,
+               with_bias ? 1.0f : 0.0f, y.data(), ldc);
+          for (int threads : {1, 3}) {
+            NumThreadsGuard t(threads);
+            std::vector<BFloat16> got(static_cast<size_t>(m * ldc), BFloat16(-7.0f));
+            gemm_round(false, tb, m, n, s[2], p.a.data(), p.lda, p.b.data(), p.ldb, b, got.data(),
+                       ldc);
+            for (int64_t i = 0; i < m; ++i) {
+              for (int64_t j = 0; j < ldc; ++j) {
+                const uint16_t want = j < n ? BFloat16(y[i * ldc + j]).bits : BFloat16(-7.0f).bits;
+                ASSERT_EQ(got[i * ldc + j].bits, want)
+                    << name_of(route) << " m=" << m << " n=" << n << " k=" << s[2] << " tb=" << tb
+                    << " bias=" << with_bias << " threads=" << threads << " at (" << i << ", " << j
+                    << ")";
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(GemmBf16Test, KnownSmallProductOnEveryRoute) {
   // [1 2 3; 4 5 6] [7 8; 9 10; 11 12] = [58 64; 139 154]: small integers, exact in bfloat16
   // and in every sum.
