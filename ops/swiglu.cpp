@@ -97,16 +97,21 @@ struct Swiglu : Function<Swiglu> {
     const auto saved = ctx.saved_tensors();
     const Tensor &a = saved[0], &b = saved[1];
     const DType ct = detail::compute_type(a.dtype());
-    const GradBuffer da = ctx.grad_buffer(0, a.shape(), ct);
-    const GradBuffer db = ctx.grad_buffer(1, b.shape(), ct);
     const int64_t n = a.numel();
     if (auto* bf16 = kernels::swiglu_backward_bf16.get();
         bf16 && a.dtype() == kBFloat16 && g[0].dtype() == kBFloat16) {
+      // da and db come out bfloat16, rounded as they are computed (a bfloat16 input's .grad
+      // is bfloat16: there is no float32 .grad to add into).
       const Tensor ac = a.contiguous(), bc = b.contiguous(), dout = g[0].contiguous();
+      Tensor da = ctx.needs_input_grad(0) ? empty(a.shape(), kBFloat16) : Tensor();
+      Tensor db = ctx.needs_input_grad(1) ? empty(b.shape(), kBFloat16) : Tensor();
       bf16(ac.data<BFloat16>(), bc.data<BFloat16>(), dout.data<BFloat16>(),
-           detail::grad_out<float>(da), detail::grad_out<float>(db), 1, n, n);
-      return {detail::finish_grad(da, a.dtype()), detail::finish_grad(db, b.dtype())};
+           da.defined() ? da.data<BFloat16>() : nullptr,
+           db.defined() ? db.data<BFloat16>() : nullptr, 1, n, n);
+      return {da, db};
     }
+    const GradBuffer da = ctx.grad_buffer(0, a.shape(), ct);
+    const GradBuffer db = ctx.grad_buffer(1, b.shape(), ct);
     const Tensor ac = detail::as_compute(a, ct), bc = detail::as_compute(b, ct);
     const Tensor dout = detail::as_compute(g[0], ct);
     detail::visit_compute(ct, [&]<class F>() {
@@ -154,20 +159,23 @@ struct SiluAndMul : Function<SiluAndMul> {
   static std::vector<Tensor> backward(Context<>& ctx, const std::vector<Tensor>& g) {
     const Tensor x = ctx.saved_tensors()[0];
     const DType ct = detail::compute_type(x.dtype());
-    const GradBuffer dx = ctx.grad_buffer(0, x.shape(), ct);
     const int64_t h = x.size(-1) / 2;
     const int64_t rows = h == 0 ? 0 : g[0].numel() / h;
     if (auto* bf16 = kernels::swiglu_backward_bf16.get();
         bf16 && x.dtype() == kBFloat16 && g[0].dtype() == kBFloat16) {
+      // dx comes out bfloat16, rounded as it is computed: the float32 buffer below could only
+      // ever be a new one here (a bfloat16 input's .grad is bfloat16, never float32).
+      if (!ctx.needs_input_grad(0)) return {Tensor()};
+      Tensor dx = empty(x.shape(), kBFloat16);
       if (rows > 0) {
         const Tensor xc = x.contiguous(), dout = g[0].contiguous();
         const BFloat16* p = xc.data<BFloat16>();
-        const GradOut<float> da = detail::grad_out<float>(dx);
-        const GradOut<float> db = da ? GradOut<float>{da.data + h, da.add} : GradOut<float>{};
-        bf16(p, p + h, dout.data<BFloat16>(), da, db, rows, h, 2 * h);
+        BFloat16* d = dx.data<BFloat16>();
+        bf16(p, p + h, dout.data<BFloat16>(), d, d + h, rows, h, 2 * h);
       }
-      return {detail::finish_grad(dx, x.dtype())};
+      return {dx};
     }
+    const GradBuffer dx = ctx.grad_buffer(0, x.shape(), ct);
     const Tensor xc = detail::as_compute(x, ct), dout = detail::as_compute(g[0], ct);
     if (rows > 0) {
       detail::visit_compute(ct, [&]<class F>() {

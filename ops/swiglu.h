@@ -41,13 +41,15 @@ extern KernelPair<SwigluForward, float, double> swiglu_forward;
 extern KernelPair<SwigluBackward, float, double> swiglu_backward;
 
 /// bfloat16 a, b and dout, read as they are and widened a few hundred elements at a time
-/// (no widened copy of a whole tensor): out is rounded to bfloat16 once, da and db come out
-/// float32 (the op rounds them once). There is no reference version (get() is null on the
-/// reference path): the reference story is the float one above, on inputs widened to float32.
+/// (no widened copy of a whole tensor), computed in float32: out, da and db are each rounded
+/// to bfloat16 once, a few hundred at a time too (da and db, laid out like a and b, are
+/// written, never added into; either may be null). There is no reference version (get() is
+/// null on the reference path): the reference story is the float one above, on inputs
+/// widened to float32.
 using SwigluForwardBF16 = void(const BFloat16* a, const BFloat16* b, BFloat16* out, int64_t rows,
                                int64_t h, int64_t stride);
 using SwigluBackwardBF16 = void(const BFloat16* a, const BFloat16* b, const BFloat16* dout,
-                                GradOut<float> da, GradOut<float> db, int64_t rows, int64_t h,
+                                BFloat16* da, BFloat16* db, int64_t rows, int64_t h,
                                 int64_t stride);
 extern Kernel<SwigluForwardBF16> swiglu_forward_bf16;
 extern Kernel<SwigluBackwardBF16> swiglu_backward_bf16;

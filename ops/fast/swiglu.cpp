@@ -109,18 +109,19 @@ void swiglu_forward_bf16(const BFloat16* a, const BFloat16* b, BFloat16* out, in
   });
 }
 
-void swiglu_backward_bf16(const BFloat16* a, const BFloat16* b, const BFloat16* dout,
-                          GradOut<float> da, GradOut<float> db, int64_t rows, int64_t h,
-                          int64_t stride) {
-  const bool add_a = da && da.add, add_b = db && db.add;
+void swiglu_backward_bf16(const BFloat16* a, const BFloat16* b, const BFloat16* dout, BFloat16* da,
+                          BFloat16* db, int64_t rows, int64_t h, int64_t stride) {
   for_pieces(rows, h, stride, 5, [&](int64_t o, int64_t oo, int64_t n) {
-    float af[kChunk], bf[kChunk], gf[kChunk];
+    float af[kChunk], bf[kChunk], gf[kChunk], daf[kChunk], dbf[kChunk];
     for (int64_t c = 0; c < n; c += kChunk) {
       const int64_t len = std::min(kChunk, n - c);
       detail::widen(a + o + c, af, len);
       detail::widen(b + o + c, bf, len);
       detail::widen(dout + oo + c, gf, len);
-      backward_span_any(af, bf, gf, grad_at(da, o + c), grad_at(db, o + c), len, add_a, add_b);
+      backward_span<float, false, false>(af, bf, gf, da != nullptr ? daf : nullptr,
+                                         db != nullptr ? dbf : nullptr, len);
+      if (da != nullptr) detail::narrow(daf, da + o + c, len);
+      if (db != nullptr) detail::narrow(dbf, db + o + c, len);
     }
   });
 }
