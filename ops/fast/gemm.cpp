@@ -162,7 +162,9 @@ Kernel<BFloat16, uint32_t> bf16_dot_kernel() {
 }
 
 // ---------------------------------------------------------------- packing
-/// A growable 64-byte-aligned scratch buffer, one per thread, element type and `which`.
+/// A growable 64-byte-aligned scratch buffer, one per thread, element type and `which`: 0 and
+/// 1 the packed panels, 2 a widened panel, 3 gemm_round's float C where it cannot round in
+/// the tile (held while gemm() uses the others).
 template <class T>
 T* scratch(int which, size_t count) {
   struct Buffer {
@@ -172,7 +174,7 @@ T* scratch(int which, size_t count) {
     std::unique_ptr<T, Free> data;
     size_t size = 0;
   };
-  thread_local Buffer buffers[3];
+  thread_local Buffer buffers[4];
   Buffer& buf = buffers[which];
   if (buf.size < count) {
     buf.data.reset(static_cast<T*>(::operator new (count * sizeof(T), std::align_val_t{64})));
@@ -509,12 +511,14 @@ void gemm_round(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, con
     }
   }
   // Elsewhere: float C, bias first, then one rounding pass (the same numbers).
-  const std::unique_ptr<float[]> y(new float[static_cast<size_t>(m * n)]);  // not zeroed
+  // (Kept from call to call: a fresh allocation of this size is fresh pages, and faulting
+  // them in cost 6% of a 1024^3 product.)
+  float* y = scratch<float>(3, static_cast<size_t>(m * n));
   for (int64_t i = 0; i < m; ++i) {
-    if (bias != nullptr) std::copy(bias, bias + n, y.get() + i * n);
+    if (bias != nullptr) std::copy(bias, bias + n, y + i * n);
   }
-  gemm(trans_a, trans_b, m, n, k, 1.0f, a, lda, b, ldb, bias != nullptr ? 1.0f : 0.0f, y.get(), n);
-  for (int64_t i = 0; i < m; ++i) narrow(y.get() + i * n, c + i * ldc, n);
+  gemm(trans_a, trans_b, m, n, k, 1.0f, a, lda, b, ldb, bias != nullptr ? 1.0f : 0.0f, y, n);
+  for (int64_t i = 0; i < m; ++i) narrow(y + i * n, c + i * ldc, n);
 }
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
