@@ -69,8 +69,28 @@ Kind kind_at(std::string_view text, size_t i) { return kind_of(next_char(text, i
 
 // ---- the saved formats
 
+/// `s` with every byte that is not part of a valid UTF-8 character written as \xNN, so that
+/// an error message about it is text (the error log is JSON, which holds only UTF-8).
+std::string escape_invalid_utf8(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    const auto [cp, len] = next_char(s, i);
+    if (cp == 0x110000) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i]));
+    else out.append(s.substr(i, len));
+    i += len;
+  }
+  return out;
+}
+
 void check_special(const std::vector<std::string>& special, std::string_view who) {
   for (size_t i = 0; i < special.size(); ++i) {
+    // A special token is text: the JSON form of the tokenizer (to_json, checkpoints) can only
+    // hold valid UTF-8, so a token with other bytes could be loaded but never saved.
+    for (size_t b = 0; b < special[i].size(); b += next_char(special[i], b).second) {
+      TG_CHECK(next_char(special[i], b).first != 0x110000, ValueError,
+               "{}: special token {} is not valid UTF-8 (byte {} is 0x{:02x}): \"{}\"", who, i, b,
+               static_cast<unsigned char>(special[i][b]), escape_invalid_utf8(special[i]));
+    }
     TG_CHECK(!special[i].empty() && special[i].find('\n') == std::string::npos, ValueError,
              "{}: special token {} must be non-empty and on one line, got \"{}\"", who, i,
              special[i]);
