@@ -70,7 +70,8 @@ class BpeTokenizer : public Tokenizer {
   /// Learns merges from `text` until the vocabulary has options.vocab_size ids.
   static BpeTokenizer train(std::string_view text, const BpeTrainOptions& options = {});
   /// A tokenizer from its merges (merge i makes id 256 + i, from ids below that) and special
-  /// tokens. ValueError naming the first merge or special that breaks the rules.
+  /// tokens (each non-empty, on one line, valid UTF-8, given once: they are saved as JSON
+  /// text). ValueError naming the first merge or special that breaks the rules.
   explicit BpeTokenizer(std::vector<BpeMerge> merges,
                         std::vector<std::string> special = {"<|endoftext|>"});
 
