@@ -20,10 +20,12 @@ constexpr int32_t kBytes = 256;
 
 enum class Kind { kSpace, kLetter, kDigit, kOther };
 
+/// What next_char returns for a byte that does not start a valid UTF-8 character.
+constexpr char32_t kInvalid = 0x110000;
+
 /// The code point at text[i] and its length in bytes; a byte that does not start a valid
-/// UTF-8 character is returned alone, as the invalid code point 0x110000 (a symbol).
+/// UTF-8 character is returned alone, as the invalid code point kInvalid (a symbol).
 std::pair<char32_t, size_t> next_char(std::string_view text, size_t i) {
-  constexpr char32_t kInvalid = 0x110000;
   const auto lead = static_cast<unsigned char>(text[i]);
   if (lead < 0x80) return {lead, 1};
   size_t len = (lead & 0xE0) == 0xC0   ? 2
@@ -75,7 +77,7 @@ std::string escape_invalid_utf8(std::string_view s) {
   std::string out;
   for (size_t i = 0; i < s.size();) {
     const auto [cp, len] = next_char(s, i);
-    if (cp == 0x110000) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i]));
+    if (cp == kInvalid) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i]));
     else out.append(s.substr(i, len));
     i += len;
   }
@@ -86,10 +88,12 @@ void check_special(const std::vector<std::string>& special, std::string_view who
   for (size_t i = 0; i < special.size(); ++i) {
     // A special token is text: the JSON form of the tokenizer (to_json, checkpoints) can only
     // hold valid UTF-8, so a token with other bytes could be loaded but never saved.
-    for (size_t b = 0; b < special[i].size(); b += next_char(special[i], b).second) {
-      TG_CHECK(next_char(special[i], b).first != 0x110000, ValueError,
+    for (size_t b = 0; b < special[i].size();) {
+      const auto [cp, len] = next_char(special[i], b);
+      TG_CHECK(cp != kInvalid, ValueError,
                "{}: special token {} is not valid UTF-8 (byte {} is 0x{:02x}): \"{}\"", who, i, b,
                static_cast<unsigned char>(special[i][b]), escape_invalid_utf8(special[i]));
+      b += len;
     }
     TG_CHECK(!special[i].empty() && special[i].find('\n') == std::string::npos, ValueError,
              "{}: special token {} must be non-empty and on one line, got \"{}\"", who, i,
