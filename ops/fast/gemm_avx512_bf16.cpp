@@ -37,7 +37,14 @@ struct Bf16Pairs {
   // (each 64-bit lane converted to bfloat16: zeros here), GCC as a reinterpretation.
   static __m512bh load(const P* p) { return std::bit_cast<__m512bh>(_mm512_load_si512(p)); }
   static __m512bh broadcast(P x) {
-    return std::bit_cast<__m512bh>(_mm512_set1_epi32(static_cast<int>(x)));
+    __m512i word = _mm512_set1_epi32(static_cast<int>(x));
+#if defined(__clang__) && __clang_major__ < 18
+    // clang 16 and 17 crash (a segfault, at -O1 and above) when they fold a broadcast into
+    // vdpbf16ps's memory operand (LLVM issue 68117, fixed in 18): an empty asm statement that
+    // "changes" the register hides where it came from. One vpbroadcastd more per step.
+    __asm__("" : "+v"(word));
+#endif
+    return std::bit_cast<__m512bh>(word);
   }
   static V fma(__m512bh a, __m512bh b, V acc) { return _mm512_dpbf16_ps(acc, a, b); }
   // the epilogue, on floats
