@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include "core/core.h"
@@ -138,12 +139,12 @@ inline void record_error(const char* statement, const char* file, int line, cons
 /// (Every error it sees is also offered to record_error, for docs/errors.md.)
 #define EXPECT_TG_THROW(statement, Kind, ...)                                     \
   EXPECT_THAT(                                                                    \
-      [&] {                                                                       \
+      ::std::function<void()>([&] {                                               \
         try {                                                                     \
           (void)(statement);                                                      \
         } catch (const ::tg::Error& tg_error_) {                                  \
           ::tg::testing::record_error(#statement, __FILE__, __LINE__, tg_error_); \
           throw;                                                                  \
         }                                                                         \
-      },                                                                          \
+      }),                                                                         \
       ::testing::ThrowsMessage<::tg::Kind>(::tg::testing::MessageHas(__VA_ARGS__)))
