@@ -137,14 +137,13 @@ inline void record_error(const char* statement, const char* file, int line, cons
 /// containing each of the strings that follow, e.g.
 ///   EXPECT_TG_THROW(x.view({5}), ShapeError, "view", "(2, 3)");
 /// (Every error it sees is also offered to record_error, for docs/errors.md.)
-#define EXPECT_TG_THROW(statement, Kind, ...)                                     \
-  EXPECT_THAT(                                                                    \
-      ::std::function<void()>([&] {                                               \
-        try {                                                                     \
-          (void)(statement);                                                      \
-        } catch (const ::tg::Error& tg_error_) {                                  \
-          ::tg::testing::record_error(#statement, __FILE__, __LINE__, tg_error_); \
-          throw;                                                                  \
-        }                                                                         \
-      }),                                                                         \
-      ::testing::ThrowsMessage<::tg::Kind>(::tg::testing::MessageHas(__VA_ARGS__)))
+#define EXPECT_TG_THROW(statement, Kind, ...)                                             \
+  EXPECT_THAT(::std::function<void()>([&] {                                               \
+                try {                                                                     \
+                  (void)(statement);                                                      \
+                } catch (const ::tg::Error& tg_error_) {                                  \
+                  ::tg::testing::record_error(#statement, __FILE__, __LINE__, tg_error_); \
+                  throw;                                                                  \
+                }                                                                         \
+              }),                                                                         \
+              ::testing::ThrowsMessage<::tg::Kind>(::tg::testing::MessageHas(__VA_ARGS__)))
