@@ -354,7 +354,7 @@ int64_t BpeTokenizer::special_id(std::string_view name) const {
   for (size_t s = 0; s < special_.size(); ++s) {
     if (special_[s] == name) return kBytes + static_cast<int64_t>(merges_.size() + s);
   }
-  detail::raise<ValueError>(
+  tg::detail::raise<ValueError>(
       "BpeTokenizer::special_id: \"{}\" is not a special token (they are: "
       "{})",
       name, fmt::join(special_, ", "));
@@ -379,7 +379,7 @@ BpeTokenizer BpeTokenizer::load(const std::string& path) {
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   TG_CHECK(!in.bad(), ValueError, "BpeTokenizer::load: reading '{}' failed", path);
   auto fail = [&](size_t line, std::string_view what) {
-    detail::raise<ValueError>("BpeTokenizer::load: '{}' line {}: {}", path, line + 1, what);
+    tg::detail::raise<ValueError>("BpeTokenizer::load: '{}' line {}: {}", path, line + 1, what);
   };
   if (lines.size() < 3 || lines[0] != "tapegrad-bpe 1") {
     fail(0, "expected the header \"tapegrad-bpe 1\" (a file written by BpeTokenizer::save)");
@@ -422,7 +422,7 @@ BpeTokenizer BpeTokenizer::from_json(std::string_view json) {
   try {
     j = nlohmann::json::parse(json);
   } catch (const nlohmann::json::exception& e) {
-    detail::raise<ValueError>("BpeTokenizer::from_json: not valid JSON ({})", e.what());
+    tg::detail::raise<ValueError>("BpeTokenizer::from_json: not valid JSON ({})", e.what());
   }
   const auto ok_pair = [](const nlohmann::json& p) {
     return p.is_array() && p.size() == 2 && p[0].is_number_integer() && p[1].is_number_integer() &&

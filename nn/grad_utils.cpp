@@ -26,7 +26,7 @@ void scale_in_place(const Tensor& g, double factor) {
   const Tensor work = g.is_contiguous() ? g : g.detach().clone();
   visit_dtype(g.dtype(), [&]<class T>() {
     if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, bool>) {
-      detail::raise<DTypeError>("clip_grad_norm: a gradient of dtype {}", g.dtype());
+      tg::detail::raise<DTypeError>("clip_grad_norm: a gradient of dtype {}", g.dtype());
     } else {
       using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
       const C f = static_cast<C>(factor);

@@ -205,7 +205,7 @@ std::string find_fashion_file(const std::string& dir, const std::string& name,
   const std::string gz = base.string() + ".gz";
   if (fs::is_regular_file(gz, ec)) return gz;
   if (fs::is_regular_file(base, ec)) return base.string();
-  detail::raise<ValueError>(
+  tg::detail::raise<ValueError>(
       "load_fashion_mnist: expected the Fashion-MNIST {} in IDX format at '{}' (or unpacked "
       "at '{}'), but there is no such file; install Debian's copy with `apt-get install "
       "dataset-fashion-mnist` (it goes to {}) or pass the directory that holds the four files",

@@ -63,8 +63,8 @@ double calculate_gain(Nonlinearity nonlinearity, double param) {
     case Nonlinearity::kLeakyReLU: return std::sqrt(2.0 / (1.0 + param * param));
     case Nonlinearity::kSELU: return 3.0 / 4.0;
   }
-  detail::raise<ValueError>("calculate_gain: unknown nonlinearity {}",
-                            static_cast<int>(nonlinearity));
+  tg::detail::raise<ValueError>("calculate_gain: unknown nonlinearity {}",
+                                static_cast<int>(nonlinearity));
 }
 
 std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& t) {

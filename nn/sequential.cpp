@@ -33,7 +33,7 @@ std::unique_ptr<UnaryModule> make_activation(Activation a) {
     case Activation::kSiLU: return std::make_unique<SiLU>();
     case Activation::kGELU: return std::make_unique<GELU>();
   }
-  detail::raise<ValueError>("MLP: unknown activation {}", static_cast<int>(a));
+  tg::detail::raise<ValueError>("MLP: unknown activation {}", static_cast<int>(a));
 }
 
 }  // namespace

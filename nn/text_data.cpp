@@ -84,7 +84,7 @@ CharTokenizer CharTokenizer::from_json(std::string_view json) {
   try {
     j = nlohmann::json::parse(json);
   } catch (const nlohmann::json::exception& e) {
-    detail::raise<ValueError>("CharTokenizer::from_json: not valid JSON ({})", e.what());
+    tg::detail::raise<ValueError>("CharTokenizer::from_json: not valid JSON ({})", e.what());
   }
   TG_CHECK(j.is_object() && j.contains("type") && j["type"] == "char" && j.contains("vocab") &&
                j["vocab"].is_string() &&

@@ -21,13 +21,13 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(std::string_view json) {
   try {
     j = nlohmann::json::parse(json);
   } catch (const nlohmann::json::exception& e) {
-    detail::raise<ValueError>("tokenizer_from_json: not valid JSON ({})", e.what());
+    tg::detail::raise<ValueError>("tokenizer_from_json: not valid JSON ({})", e.what());
   }
   const bool typed = j.is_object() && j.contains("type") && j["type"].is_string();
   const std::string type = typed ? j["type"].get<std::string>() : "";
   if (type == "char") return std::make_unique<CharTokenizer>(CharTokenizer::from_json(json));
   if (type == "bpe") return std::make_unique<BpeTokenizer>(BpeTokenizer::from_json(json));
-  detail::raise<ValueError>(
+  tg::detail::raise<ValueError>(
       "tokenizer_from_json: expected an object whose \"type\" is \"char\" or \"bpe\", got {}",
       j.dump().substr(0, 200));
 }

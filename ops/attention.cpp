@@ -57,7 +57,7 @@ using kernels::AttentionDims;
 using kernels::AttentionMask;
 using kernels::HeadRows;
 
-constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+using kernels::kNegInf;
 
 /// s_ij = scale * q_i . k_j + m_ij, or -inf when key j is masked for query i
 /// (kernels::attention_score, which the tiled kernels of ops/attention_tiled.cpp share).

@@ -12,6 +12,7 @@
 // with the same semantics as PyTorch 2.x's torch.nn.functional.scaled_dot_product_attention.
 #pragma once
 
+#include <limits>
 #include <optional>
 
 #include "core/autograd.h"
@@ -88,6 +89,9 @@ class AttentionAlgorithmGuard {
 // (B, H, T, D) view of a (B, T, 3C) projection is fine, as long as each row's last dim is
 // contiguous. The write rule of ops/kernels.h.
 namespace tg::kernels {
+
+/// The score of a masked key: its exp is 0, so it drops out of the softmax.
+inline constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
 /// The sizes of one call (see the shape legend). H counts the query heads; k, v, dk and dv
 /// have H / group heads (group = 1 unless grouped-query attention).

@@ -58,7 +58,7 @@ using kernels::AttentionMask;
 using kernels::AttentionTiles;
 using kernels::HeadRows;
 
-constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+using kernels::kNegInf;
 
 // ---------------------------------------------------------------- the online softmax
 /// The softmax of one query row over a set of keys, relative to the set's own max (the top

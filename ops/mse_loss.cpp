@@ -19,14 +19,14 @@
 namespace tg {
 namespace {
 
-enum class Reduction { Mean, Sum, None };
+enum class MseReduction { Mean, Sum, None };
 
-Reduction parse_reduction(std::string_view r) {
-  if (r == "mean") return Reduction::Mean;
-  if (r == "sum") return Reduction::Sum;
+MseReduction parse_mse_reduction(std::string_view r) {
+  if (r == "mean") return MseReduction::Mean;
+  if (r == "sum") return MseReduction::Sum;
   TG_CHECK(r == "none", ValueError,
            "mse_loss: unknown reduction '{}' (expected 'mean', 'sum' or 'none')", r);
-  return Reduction::None;
+  return MseReduction::None;
 }
 
 // ---------------------------------------------------------------- reference kernels
@@ -62,13 +62,13 @@ struct MseLoss : Function<MseLoss> {
   static constexpr std::string_view kName = "mse_loss";
   static constexpr AutocastRule kAutocast = AutocastRule::kInFloat32;  // core/autocast.h
   struct State {
-    Reduction reduction = Reduction::Mean;
+    MseReduction reduction = MseReduction::Mean;
     DType dtype = kFloat32;  // of input and target: the dtype their gradients take
   };
   // forward: d = input - target; loss = d^2, sum(d^2) or sum(d^2) / N
   static Tensor forward(Context<State>& ctx, const Tensor& input, const Tensor& target,
                         std::string_view reduction) {
-    const Reduction r = parse_reduction(reduction);
+    const MseReduction r = parse_mse_reduction(reduction);
     TG_CHECK(input.shape() == target.shape(), ShapeError,
              "mse_loss: input {} and target {} must have the same shape", input.shape(),
              target.shape());
@@ -79,14 +79,14 @@ struct MseLoss : Function<MseLoss> {
     const DType ct = detail::compute_type(input.dtype());
     const Tensor xc = detail::as_compute(input, ct), tc = detail::as_compute(target, ct);
     Tensor diff = empty(input.shape(), ct);
-    Tensor out = r == Reduction::None ? empty(input.shape(), ct) : empty({}, ct);
+    Tensor out = r == MseReduction::None ? empty(input.shape(), ct) : empty({}, ct);
     const int64_t n = input.numel();
     visit_dtype(ct, [&]<class C>() {
       if constexpr (std::is_floating_point_v<C>) {
-        C* sq = r == Reduction::None ? out.data<C>() : nullptr;
+        C* sq = r == MseReduction::None ? out.data<C>() : nullptr;
         const C total = mse_forward(xc.data<C>(), tc.data<C>(), diff.data<C>(), sq, n);
-        if (r == Reduction::Sum) out.data<C>()[0] = total;
-        if (r == Reduction::Mean) out.data<C>()[0] = total / static_cast<C>(n);  // 0/0 = nan
+        if (r == MseReduction::Sum) out.data<C>()[0] = total;
+        if (r == MseReduction::Mean) out.data<C>()[0] = total / static_cast<C>(n);  // 0/0 = nan
       }
     });
     ctx.state = {r, input.dtype()};
@@ -101,10 +101,10 @@ struct MseLoss : Function<MseLoss> {
     const GradBuffer dx = ctx.grad_buffer(0, diff.shape(), ct);
     const GradBuffer dt = ctx.grad_buffer(1, diff.shape(), ct);
     const int64_t n = diff.numel();
-    const Reduction r = ctx.state.reduction;
+    const MseReduction r = ctx.state.reduction;
     detail::visit_compute(ct, [&]<class C>() {
-      const C s = r == Reduction::Mean ? C(1) / static_cast<C>(n) : C(1);
-      mse_backward(dl.data<C>(), r == Reduction::None ? 1 : 0, diff.data<C>(), s,
+      const C s = r == MseReduction::Mean ? C(1) / static_cast<C>(n) : C(1);
+      mse_backward(dl.data<C>(), r == MseReduction::None ? 1 : 0, diff.data<C>(), s,
                    detail::grad_out<C>(dx), detail::grad_out<C>(dt), n);
     });
     return {detail::finish_grad(dx, ctx.state.dtype), detail::finish_grad(dt, ctx.state.dtype)};

@@ -20,7 +20,9 @@ set -euo pipefail
 # tiny_lm learns from by default, the images of the fashion_mnist example, and the Chinese
 # fortune files whose 300 Tang poems tiny_lm --data tang learns (the tests use all three,
 # and skip what is missing).
-packages=(g++ cmake ninja-build pkg-config libfmt-dev libgtest-dev libgmock-dev
+# lld is the linker: the build links some 190 programs, and lld links each about three times
+# faster than the system's default (see TAPEGRAD_LLD in CMakeLists.txt).
+packages=(g++ cmake ninja-build lld pkg-config libfmt-dev libgtest-dev libgmock-dev
           libbenchmark-dev zlib1g-dev nlohmann-json3-dev libcli11-dev graphviz
           libopenmpi-dev openmpi-bin wamerican dataset-fashion-mnist fortunes-zh)
 if [[ "${1:-}" == "--dev" ]]; then

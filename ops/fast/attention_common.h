@@ -18,7 +18,7 @@ using kernels::AttentionDims;
 using kernels::AttentionMask;
 using kernels::HeadRows;
 
-inline constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+using kernels::kNegInf;
 
 /// Work per (b, h) slice, in core/parallel.h's units (16 multiply-adds).
 inline int64_t slice_work(const AttentionDims& n) { return n.Tq * n.Tk * (n.D + n.Dv) / 16; }

@@ -23,10 +23,11 @@ if(MODE STREQUAL "find_package")
   list(APPEND consumer_args -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
 else()
   # This mode compiles the whole library a second time. What it proves is the CMake wiring
-  # (only the libraries are built, tapegrad::tapegrad links), not speed: so no optimisation
-  # and no debug info, which makes that second build about three times cheaper.
+  # (only the libraries are built, tapegrad::tapegrad links), not speed: so no optimisation,
+  # no debug info and a unity build (TAPEGRAD_UNITY_BUILD), which together make that second
+  # build about six times cheaper than a release one.
   list(APPEND consumer_args -DTAPEGRAD_SOURCE_DIR=${SOURCE_DIR} -DCMAKE_BUILD_TYPE=Debug
-       -DCMAKE_CXX_FLAGS_DEBUG=-O0)
+       -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DTAPEGRAD_UNITY_BUILD=ON)
 endif()
 run(${CMAKE_COMMAND} ${consumer_args})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
