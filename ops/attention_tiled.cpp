@@ -45,7 +45,6 @@
 // tiles change its order, and the order is what this file teaches.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "ops/attention.h"
