@@ -5,7 +5,8 @@
 # does not touch apt at all. Needs root (or password-less sudo) to install; otherwise it
 # stops and prints the exact command to run.
 #   scripts/setup.sh          build + test dependencies
-#   scripts/setup.sh --dev    also clang-format (the formatting check in .ci/run)
+#   scripts/setup.sh --dev    also clang-format (the formatting check in .ci/run) and ccache
+#                             (the compiler cache .ci/run shares between its two g++ builds)
 #   scripts/setup.sh --bench  also what the side-by-side benchmarks compare against:
 #                             PyTorch (python3-torch), OpenBLAS, and GNU time for peak memory
 #   scripts/setup.sh --sanitize  also clang-16 with its sanitizers, libFuzzer, OpenMP and
@@ -26,7 +27,7 @@ packages=(g++ cmake ninja-build lld pkg-config libfmt-dev libgtest-dev libgmock-
           libbenchmark-dev zlib1g-dev nlohmann-json3-dev libcli11-dev graphviz
           libopenmpi-dev openmpi-bin wamerican dataset-fashion-mnist fortunes-zh)
 if [[ "${1:-}" == "--dev" ]]; then
-  packages+=(clang-format)
+  packages+=(clang-format ccache)
 elif [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-torch python3-numpy libopenblas-dev time)
 elif [[ "${1:-}" == "--sanitize" ]]; then
