@@ -58,6 +58,27 @@ void replace_root(std::string& text, std::string root, const std::string& placeh
   }
 }
 
+// Paths relative to the build directory ("../tests/core/x_test.cpp:12") made absolute. A test
+// names its own file with __FILE__ and the call site of an op with std::source_location: both
+// are the path the compiler was given, which CMake makes absolute, but a compiler cache that
+// shares objects between checkouts (ccache's base_dir, as .ci/run sets it) hands the compiler
+// the path relative to the directory it compiles in, which Ninja makes the build directory.
+// Only a path that starts with "../" where a path may start is taken, and only if it leads
+// into the checkout, so a "../" in a user's message stays as it was.
+void absolute_source_paths(std::string& text, const Roots& roots) {
+  namespace fs = std::filesystem;
+  if (roots.build.empty() || roots.source.empty()) return;
+  const std::string source = fs::path(roots.source).lexically_normal().string();
+  static const std::string kEnds = " \t\n'\"(),:";
+  for (size_t at = text.find("../"); at != std::string::npos; at = text.find("../", at + 1)) {
+    if (at > 0 && kEnds.find(text[at - 1]) == std::string::npos) continue;
+    const size_t end = std::min(text.find_first_of(kEnds, at), text.size());
+    const std::string path = (fs::path(roots.build) / text.substr(at, end - at)).lexically_normal();
+    if (!path.starts_with(source + (source.ends_with('/') ? "" : "/"))) continue;
+    text.replace(at, end - at, path);
+  }
+}
+
 // `text` as a Markdown code span that survives a table: pipes escaped, a delimiter longer
 // than any run of backticks inside, one line per line of text.
 std::string code_span(const std::string& text) {
@@ -127,6 +148,7 @@ std::vector<ErrorRecord> read_log(const std::string& dir) {
 }
 
 std::string normalise(std::string text, const Roots& roots, const std::string& pid) {
+  absolute_source_paths(text, roots);
   // Longest first: the build directory usually lies inside the checkout.
   std::vector<std::pair<std::string, std::string>> order = {
       {roots.build, "<build>"}, {roots.source, "<source>"}, {roots.tmp, "<tmp>"}};

@@ -39,7 +39,9 @@ ErrorRecord parse_record(const std::string& line, const std::string& where);
 /// Every record of every *.jsonl file in `dir`, in no particular order.
 std::vector<ErrorRecord> read_log(const std::string& dir);
 
-/// `text` with the roots replaced (longest first), the line numbers after a path in the
+/// `text` with paths relative to the build directory that lead into the checkout
+/// ("../tests/x_test.cpp", as a compiler cache's relative paths make __FILE__) made
+/// absolute, the roots replaced (longest first), the line numbers after a path in the
 /// checkout replaced by "<line>" and, inside temporary paths, the pid of the recording
 /// process replaced by "<pid>".
 std::string normalise(std::string text, const Roots& roots, const std::string& pid);

@@ -50,6 +50,13 @@ TEST(ErrorTableTest, NormalisingHidesWhatDiffersBetweenMachines) {
             "cannot read '<build>/tests/x' or <source>/a");
   EXPECT_EQ(tg::tools::normalise("called at /src/tapegrad/tests/a_test.cpp:213 in f()", kRoots, ""),
             "called at <source>/tests/a_test.cpp:<line> in f()");
+  // A path relative to the build directory (the compiler given relative paths, as under
+  // ccache's base_dir) is the same path: "../" from <build> leads into <source>.
+  EXPECT_EQ(tg::tools::normalise("called at ../tests/a_test.cpp:213 in f()", kRoots, ""),
+            "called at <source>/tests/a_test.cpp:<line> in f()");
+  EXPECT_EQ(tg::tools::normalise("'../../x/y' (../tests/a_test.cpp:7)", kRoots, ""),
+            "'../../x/y' (<source>/tests/a_test.cpp:<line>)");  // the first leads outside
+  EXPECT_EQ(tg::tools::normalise("a../tests/b ..x", kRoots, ""), "a../tests/b ..x");
   // A root is replaced only where a path starts, not inside a longer name.
   EXPECT_EQ(tg::tools::normalise("/src/tapegrad2/x /tmpfiles", kRoots, ""),
             "/src/tapegrad2/x /tmpfiles");
