@@ -381,6 +381,8 @@ TEST(BpeFormatTest, FromJsonRejectsOtherShapes) {
                   "not valid JSON");
   EXPECT_TG_THROW(BpeTokenizer::from_json(R"({"type": "char", "vocab": "ab"})"), ValueError,
                   "expected", "\"bpe\"");
+  EXPECT_TG_THROW(BpeTokenizer::from_json(R"({"type": ["bpe"], "merges": [], "special": []})"),
+                  ValueError, "expected", "[\"bpe\"]");  // a "type" that is not a string
   EXPECT_TG_THROW(BpeTokenizer::from_json(R"({"type": "bpe", "merges": [[1]], "special": []})"),
                   ValueError, "expected");
   EXPECT_TG_THROW(BpeTokenizer::from_json(R"({"type": "bpe", "merges": [[-1, 2]], "special": []})"),
