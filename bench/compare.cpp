@@ -44,8 +44,12 @@ const std::map<std::string, Figure>& figures() {
   return table;
 }
 
+// (Type checks and JSON comparisons throughout, not line.value(key, default): that throws
+// nlohmann's own type_error where a field has another type, and a result line of the wrong
+// shape is skipped like any other line that is no result.)
 std::string family(const json& line) {
-  const std::string fw = line.value("framework", "");
+  const bool named = line.contains("framework") && line["framework"].is_string();
+  const std::string fw = named ? line["framework"].get<std::string>() : "";
   if (fw.rfind("pytorch", 0) == 0) return "pytorch";
   if (fw.rfind("tapegrad", 0) == 0) return "tapegrad";
   if (fw.rfind("openblas", 0) == 0) return "openblas";
@@ -75,9 +79,10 @@ int main(int argc, char** argv) {
     std::string text;
     while (std::getline(in, text)) {
       json line = json::parse(text, nullptr, /*allow_exceptions=*/false);
-      if (!line.is_object() || !line.contains("workload")) continue;  // not a result line
+      if (!line.is_object() || !line.contains("workload") || !line["workload"].is_string())
+        continue;  // not a result line
       // PyTorch counts at its best thread setting only; peak memory lines have no setting.
-      if (family(line) == "pytorch" && !line.value("best", false) &&
+      if (family(line) == "pytorch" && !(line.contains("best") && line["best"] == true) &&
           line["workload"] != "peak_rss") {
         continue;
       }
@@ -89,7 +94,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::string> workload_of;
   auto add = [&](const std::string& key, const std::string& workload, const json& line) {
     const Figure fig = figures().at(workload);
-    if (!line.contains(fig.name)) return;
+    if (!line.contains(fig.name) || !line[fig.name].is_number()) return;
     values[key][family(line)].push_back(line[fig.name].get<double>());
     workload_of[key] = workload;
   };
@@ -98,7 +103,10 @@ int main(int argc, char** argv) {
     if (!figures().count(workload)) continue;
     std::string key = workload;
     if (line.contains("shape")) key += " " + line["shape"].dump();
-    if (workload == "sgemm") key += " threads=" + std::to_string(line.value("threads", 1));
+    if (workload == "sgemm") {
+      const bool counted = line.contains("threads") && line["threads"].is_number_integer();
+      key += " threads=" + std::to_string(counted ? line["threads"].get<int64_t>() : 1);
+    }
     add(key, workload, line);
   }
 

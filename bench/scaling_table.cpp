@@ -63,12 +63,16 @@ std::vector<Measurement> parse_measurements(std::istream& in) {
   std::string text;
   while (std::getline(in, text)) {
     const json line = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!line.is_object() || line.value("workload", "") != "tiny_lm_train_step") continue;
+    // JSON comparisons and type checks, not line.value(key, default), which throws nlohmann's
+    // own type_error where the field has another type: a line of the wrong shape is skipped.
+    if (!line.is_object() || !line.contains("workload") || line["workload"] != "tiny_lm_train_step")
+      continue;
     const auto number = [&](const char* key) {
       return line.contains(key) && line[key].is_number();
     };
     if (!number("d_model") || !number("context") || !number("ms_per_step")) continue;
-    out.push_back({.framework = framework_family(line.value("framework", "")),
+    const bool named = line.contains("framework") && line["framework"].is_string();
+    out.push_back({.framework = framework_family(named ? line["framework"].get<std::string>() : ""),
                    .d_model = line["d_model"].get<int64_t>(),
                    .context = line["context"].get<int64_t>(),
                    .params = number("params") ? line["params"].get<int64_t>() : 0,

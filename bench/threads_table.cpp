@@ -73,7 +73,9 @@ std::vector<ThreadRun> parse_thread_runs(std::istream& in) {
   for (std::string text; std::getline(in, text);) {
     const json line = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (!line.is_object() || !line.contains("workload") || !line["workload"].is_string()) continue;
-    if (line.value("best", false)) continue;  // a copy of a run already read
+    // (JSON comparisons, not line.value(key, default): that throws nlohmann's own type_error
+    // where the field has another type, and a result file is whatever the user points at.)
+    if (line.contains("best") && line["best"] == true) continue;  // a copy of a run already read
     const auto fig = thread_figures().find(line["workload"].get<std::string>());
     if (fig == thread_figures().end()) continue;
     if (!line.contains("framework") || !line["framework"].is_string() ||
@@ -86,7 +88,8 @@ std::vector<ThreadRun> parse_thread_runs(std::istream& in) {
       threads = line["threads"].get<int>();
     } else if (line.contains("blas_threads") && line["blas_threads"].is_string()) {
       const std::string b = line["blas_threads"].get<std::string>();
-      if (b.empty() || b.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (b.empty() || b.size() > 6 || b.find_first_not_of("0123456789") != std::string::npos)
+        continue;  // (more digits than any machine's threads would overflow std::stoi)
       threads = std::stoi(b);
     } else {
       continue;
@@ -263,7 +266,8 @@ std::vector<ProfileRun> parse_profile_runs(std::istream& in) {
   std::vector<ProfileRun> out;
   for (std::string text; std::getline(in, text);) {
     const json line = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!line.is_object() || line.value("workload", "") != "op_profile") continue;
+    if (!line.is_object() || !line.contains("workload") || line["workload"] != "op_profile")
+      continue;
     const bool complete = line.contains("of") && line["of"].is_string() && line.contains("op") &&
                           line["op"].is_string() && line.contains("phase") &&
                           line["phase"].is_string() && line.contains("threads") &&

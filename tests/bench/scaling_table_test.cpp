@@ -51,6 +51,19 @@ TEST(ScalingTableTest, ParsesOnlyLmLinesWithTheirSize) {
   EXPECT_EQ(m[10].params, 0);  // none given
 }
 
+// Fields of another type: the line is skipped, or read without the optional field, never an
+// exception from the JSON library that would end the program.
+TEST(ScalingTableTest, FieldsOfAnotherTypeAreSkippedNotThrown) {
+  std::istringstream in(R"({"workload": 7, "d_model": 64, "context": 128, "ms_per_step": 1}
+{"workload": "tiny_lm_train_step", "d_model": "64", "context": 128, "ms_per_step": 1}
+{"workload": "tiny_lm_train_step", "d_model": 64, "context": 128, "ms_per_step": 2, "framework": 3}
+)");
+  const std::vector<Measurement> m = parse_measurements(in);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].framework, "");  // the framework that is no string is not named
+  EXPECT_DOUBLE_EQ(m[0].ms_per_step, 2.0);
+}
+
 TEST(ScalingTableTest, CountsTheFlopsOfTheReferenceWorkloadByHand) {
   // d = 128, f = 384, N = 2048 tokens, 4 layers, vocab 128. Forward, per layer:
   //   QKV 2*2048*128*384 = 201326592, out 2*2048*128*128 = 67108864,

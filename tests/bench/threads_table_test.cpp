@@ -105,6 +105,25 @@ const char* kProfile = R"lines(
 {"workload": "tiny_lm_train_step", "framework": "tapegrad-0.1.0", "threads": 1, "ms_per_step": 100}
 )lines";
 
+// A result file is whatever the user points the sweep at: a line whose fields have other
+// types is skipped (or read where the field is optional), never an exception from the JSON
+// library that would end the program.
+TEST(ThreadsTableTest, FieldsOfAnotherTypeAreSkippedNotThrown) {
+  const auto runs = parse(R"(
+{"workload": 5, "framework": "tapegrad-0.1.0", "threads": 1, "ms_per_step": 1}
+{"workload": "tiny_lm_train_step", "framework": ["tapegrad"], "threads": 1, "ms_per_step": 2}
+{"workload": "tiny_lm_train_step", "framework": "tapegrad-0.1.0", "threads": 1, "ms_per_step": "3"}
+{"workload": "linear_fwd_bwd", "framework": "pytorch-2.1.0", "blas_threads": "99999999999", "ms": 4}
+{"workload": "tiny_lm_train_step", "framework": "tapegrad-0.1.0", "threads": 1, "ms_per_step": 5, "best": "yes"}
+)");
+  ASSERT_EQ(runs.size(), 1u);  // only the last: its "best" is not true
+  EXPECT_EQ(runs[0].value, 5);
+  const char* profile_line = R"(
+{"workload": ["op_profile"], "of": "x", "op": "y", "phase": "z", "threads": 1, "ms_per_step": 1}
+)";
+  EXPECT_TRUE(parse_profile(profile_line).empty());
+}
+
 TEST(ThreadsTableTest, ProfileLinesAreReadAndOthersSkipped) {
   const auto runs = parse_profile(kProfile);
   ASSERT_EQ(runs.size(), 8u);  // the line without ms_per_step and the lm line are skipped
