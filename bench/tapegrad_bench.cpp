@@ -31,6 +31,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -314,17 +315,19 @@ void overhead_workload(const Options& opt) {
 
 // The "mlp" workload: Fashion-MNIST, MLP 784-256-128-10, AdamW, batch 128, reshuffled each
 // epoch; one line per epoch with the training seconds (data already in memory) and the test
-// accuracy after it.
+// accuracy after it. The images stay bytes (nn::FashionMnist) and each batch is widened to
+// float32 as it is gathered: the same float32 inputs as PyTorch's, in a quarter of the memory.
 void mlp_workload(const Options& opt) {
-  const tg::nn::MnistSplit train =
-      tg::nn::load_fashion_mnist(std::string(tg::nn::kFashionMnistDir), "train");
-  const tg::nn::MnistSplit test =
-      tg::nn::load_fashion_mnist(std::string(tg::nn::kFashionMnistDir), "test");
+  const auto train =
+      std::make_shared<const tg::nn::FashionMnist>(std::string(tg::nn::kFashionMnistDir), "train");
+  const auto test =
+      std::make_shared<const tg::nn::FashionMnist>(std::string(tg::nn::kFashionMnistDir), "test");
   tg::Generator gen(0);
   tg::nn::MLP model({784, 256, 128, 10}, {}, gen);
   tg::nn::AdamW adamw(model.parameters(),
                       {.lr = 1e-3, .betas = {0.9, 0.999}, .eps = 1e-8, .weight_decay = 0.01});
-  tg::nn::DataLoader loader({train.images, train.labels}, {.batch_size = 128}, gen);
+  tg::nn::DataLoader loader(train, {.batch_size = 128}, gen);
+  tg::nn::DataLoader test_loader(test, {.batch_size = 1000, .shuffle = false}, gen);
   tg::Tensor loss;
   auto train_epoch = [&] {
     model.train();
@@ -340,16 +343,18 @@ void mlp_workload(const Options& opt) {
     const auto t0 = Clock::now();
     train_epoch();
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    double accuracy = 0;
+    double correct = 0;
     {
       tg::NoGradGuard no_grad;
       model.eval();
-      const std::vector<int64_t> predicted =
-          tg::max(model(test.images), -1).indices.to_vector<int64_t>();
-      const std::vector<int64_t> labels = test.labels.to_vector<int64_t>();
-      for (size_t i = 0; i < labels.size(); ++i) accuracy += predicted[i] == labels[i];
-      accuracy /= static_cast<double>(labels.size());
+      for (const std::vector<tg::Tensor>& batch : test_loader) {
+        const std::vector<int64_t> predicted =
+            tg::max(model(batch[0]), -1).indices.to_vector<int64_t>();
+        const std::vector<int64_t> labels = batch[1].to_vector<int64_t>();
+        for (size_t i = 0; i < labels.size(); ++i) correct += predicted[i] == labels[i];
+      }
     }
+    const double accuracy = correct / static_cast<double>(test->size());
     emit({{"workload", "mlp_fashion_mnist_epoch"},
           {"epoch", epoch},
           {"seconds", round_to(seconds, 4)},

@@ -198,7 +198,7 @@ Tensor to_tensor(const RawIdx& raw, DType dtype) {
 
 /// `dir/name.gz`, or `dir/name` unpacked; an error saying how to get it if neither exists.
 std::string find_fashion_file(const std::string& dir, const std::string& name,
-                              std::string_view what) {
+                              std::string_view what, std::string_view who) {
   namespace fs = std::filesystem;
   const fs::path base = fs::path(dir) / name;
   std::error_code ec;
@@ -206,15 +206,15 @@ std::string find_fashion_file(const std::string& dir, const std::string& name,
   if (fs::is_regular_file(gz, ec)) return gz;
   if (fs::is_regular_file(base, ec)) return base.string();
   tg::detail::raise<ValueError>(
-      "load_fashion_mnist: expected the Fashion-MNIST {} in IDX format at '{}' (or unpacked "
+      "{}: expected the Fashion-MNIST {} in IDX format at '{}' (or unpacked "
       "at '{}'), but there is no such file; install Debian's copy with `apt-get install "
       "dataset-fashion-mnist` (it goes to {}) or pass the directory that holds the four files",
-      what, gz, base.string(), kFashionMnistDir);
+      who, what, gz, base.string(), kFashionMnistDir);
 }
 
-void check_ubyte(const RawIdx& raw, const std::string& path) {
+void check_ubyte(const RawIdx& raw, const std::string& path, std::string_view who) {
   TG_CHECK(raw.type->code == 0x08, ValueError,
-           "load_fashion_mnist: expected unsigned bytes (IDX type 0x08) in '{}', got {}", path,
+           "{}: expected unsigned bytes (IDX type 0x08) in '{}', got {}", who, path,
            raw.type->name);
 }
 
@@ -222,48 +222,93 @@ void check_ubyte(const RawIdx& raw, const std::string& path) {
 
 Tensor read_idx(const std::string& path, DType dtype) { return to_tensor(read_raw(path), dtype); }
 
-MnistSplit load_fashion_mnist(const std::string& dir, std::string_view split,
-                              const FashionMnistOptions& options) {
+FashionMnist::FashionMnist(const std::string& dir, std::string_view split,
+                           const FashionMnistOptions& options)
+    : FashionMnist(dir, split, options, "FashionMnist") {}
+
+FashionMnist::FashionMnist(const std::string& dir, std::string_view split,
+                           const FashionMnistOptions& options, std::string_view who) {
   TG_CHECK(split == "train" || split == "test", ValueError,
-           "load_fashion_mnist: split must be \"train\" or \"test\", got \"{}\"", split);
+           "{}: split must be \"train\" or \"test\", got \"{}\"", who, split);
   const std::string prefix = split == "train" ? "train" : "t10k";
   const std::string images_path =
-      find_fashion_file(dir, prefix + "-images-idx3-ubyte", fmt::format("{} images", split));
+      find_fashion_file(dir, prefix + "-images-idx3-ubyte", fmt::format("{} images", split), who);
   const std::string labels_path =
-      find_fashion_file(dir, prefix + "-labels-idx1-ubyte", fmt::format("{} labels", split));
+      find_fashion_file(dir, prefix + "-labels-idx1-ubyte", fmt::format("{} labels", split), who);
 
-  const RawIdx images = read_raw(images_path);
-  check_ubyte(images, images_path);
+  RawIdx images = read_raw(images_path);
+  check_ubyte(images, images_path, who);
   TG_CHECK(images.shape.size() == 3 && images.shape[1] == 28 && images.shape[2] == 28, ValueError,
-           "load_fashion_mnist: expected images of shape (N, 28, 28) in '{}', got {}", images_path,
+           "{}: expected images of shape (N, 28, 28) in '{}', got {}", who, images_path,
            images.shape);
-  const RawIdx labels = read_raw(labels_path);
-  check_ubyte(labels, labels_path);
+  RawIdx labels = read_raw(labels_path);
+  check_ubyte(labels, labels_path, who);
   const int64_t n = images.shape[0];
   TG_CHECK(labels.shape.size() == 1 && labels.shape[0] == n, ValueError,
-           "load_fashion_mnist: expected {} labels (one per image of '{}') in '{}', got shape {}",
-           n, images_path, labels_path, labels.shape);
-
-  MnistSplit out{empty({n, 784}, kFloat32), empty({n}, kInt64)};
-  // Each of the 256 byte values maps to one float; the steps are the benchmark's float32
-  // ops x.div_(255).sub_(0.2860).div_(0.3530), so the inputs match PyTorch bit for bit.
-  std::array<float, 256> lut{};
-  for (int b = 0; b < 256; ++b) {
-    float x = static_cast<float>(b);
-    if (options.normalize) x = (x / 255.0f - 0.2860f) / 0.3530f;
-    lut[static_cast<size_t>(b)] = x;
-  }
-  float* px = out.images.data<float>();
-  for (size_t i = 0; i < images.bytes.size(); ++i) px[i] = lut[images.bytes[i]];
-  int64_t* py = out.labels.data<int64_t>();
+           "{}: expected {} labels (one per image of '{}') in '{}', got shape {}", who, n,
+           images_path, labels_path, labels.shape);
   for (int64_t i = 0; i < n; ++i) {
     const unsigned char label = labels.bytes[static_cast<size_t>(i)];
     TG_CHECK(label <= 9, ValueError,
-             "load_fashion_mnist: label {} of sample {} in '{}' is outside the 10 classes 0..9",
-             label, i, labels_path);
-    py[i] = label;
+             "{}: label {} of sample {} in '{}' is outside the 10 classes 0..9", who, label, i,
+             labels_path);
   }
-  return out;
+  pixels_ = std::move(images.bytes);
+  labels_ = std::move(labels.bytes);
+  // Each of the 256 byte values maps to one float; the steps are the benchmark's float32
+  // ops x.div_(255).sub_(0.2860).div_(0.3530), so the inputs match PyTorch bit for bit.
+  for (int b = 0; b < 256; ++b) {
+    float x = static_cast<float>(b);
+    if (options.normalize) x = (x / 255.0f - 0.2860f) / 0.3530f;
+    value_[static_cast<size_t>(b)] = x;
+  }
+}
+
+std::vector<Tensor> FashionMnist::get_batch(const Tensor& indices) const {
+  TG_CHECK(indices.defined() && indices.dtype() == kInt64 && indices.dim() == 1, ValueError,
+           "FashionMnist.get_batch: indices must be a 1-D int64 tensor, got {}",
+           indices.defined() ? fmt::format("{} of shape {}", indices.dtype(), indices.shape())
+                             : std::string("an undefined tensor"));
+  const std::vector<int64_t> rows = indices.to_vector<int64_t>();
+  const auto b = static_cast<int64_t>(rows.size());
+  for (int64_t r = 0; r < b; ++r) {
+    const int64_t i = rows[static_cast<size_t>(r)];
+    TG_CHECK(i >= 0 && i < size(), IndexError,
+             "FashionMnist.get_batch: index {} (position {}) is out of range for {} samples", i, r,
+             size());
+  }
+  Tensor images = empty({b, 784}, kFloat32);
+  Tensor labels = empty({b}, kInt64);
+  float* x = images.data<float>();
+  int64_t* y = labels.data<int64_t>();
+  // A row is 784 table lookups, byte in, float out; rows go to threads whole.
+  parallel_rows(b, 784 * 5, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const auto i = static_cast<size_t>(rows[static_cast<size_t>(r)]);
+      const unsigned char* src = pixels_.data() + i * 784;
+      float* dst = x + r * 784;
+      for (int k = 0; k < 784; ++k) dst[k] = value_[src[k]];
+      y[r] = labels_[i];
+    }
+  });
+  return {std::move(images), std::move(labels)};
+}
+
+void FashionMnist::truncate(int64_t n) {
+  TG_CHECK(n >= 0 && n <= size(), ValueError,
+           "FashionMnist.truncate: n must be in [0, {}], the samples there are, got {}", size(), n);
+  pixels_.resize(static_cast<size_t>(n) * 784);
+  pixels_.shrink_to_fit();
+  labels_.resize(static_cast<size_t>(n));
+  labels_.shrink_to_fit();
+}
+
+MnistSplit load_fashion_mnist(const std::string& dir, std::string_view split,
+                              const FashionMnistOptions& options) {
+  const FashionMnist data(dir, split, options, "load_fashion_mnist");
+  std::vector<Tensor> all =
+      data.get_batch(arange(0.0, static_cast<double>(data.size()), 1.0, kInt64));
+  return {std::move(all[0]), std::move(all[1])};
 }
 
 }  // namespace tg::nn

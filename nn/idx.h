@@ -18,13 +18,22 @@
 // was expected. A header cannot make the reader allocate more than 64 MiB before the data
 // it promises has actually been read.
 //
-// PyTorch equivalent: torchvision.datasets.FashionMNIST (which unpacks the same files).
+// Fashion-MNIST comes two ways: load_fashion_mnist gives a split as float32 tensors, the
+// simplest thing to train on; nn::FashionMnist keeps the images as the file's bytes, a
+// quarter of the memory (47 MB instead of 188 for the training split), and widens to float32
+// only the batch a DataLoader asks for.
+//
+// PyTorch equivalent: torchvision.datasets.FashionMNIST (which unpacks the same files and
+// keeps uint8 images), with the transforms ToTensor() and Normalize((0.2860,), (0.3530,)).
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/core.h"
+#include "nn/loader.h"
 #include "ops/ops.h"
 
 namespace tg::nn {
@@ -57,5 +66,34 @@ inline constexpr std::string_view kFashionMnistDir = "/usr/share/datasets/fashio
 MnistSplit load_fashion_mnist(const std::string& dir = std::string(kFashionMnistDir),
                               std::string_view split = "train",
                               const FashionMnistOptions& options = {});
+
+/// A split of Fashion-MNIST as a Dataset for DataLoader: the same files, checks and values as
+/// load_fashion_mnist, but the images stay bytes until a batch of them is gathered.
+///
+///   auto train = std::make_shared<nn::FashionMnist>(dir, "train");
+///   nn::DataLoader loader(train, {.batch_size = 128}, gen);  // batch[0] (B, 784) float32
+class FashionMnist final : public Dataset {
+ public:
+  explicit FashionMnist(const std::string& dir = std::string(kFashionMnistDir),
+                        std::string_view split = "train", const FashionMnistOptions& options = {});
+
+  int64_t size() const override { return static_cast<int64_t>(labels_.size()); }
+  /// {images (B, 784) float32, labels (B) int64} of the samples `indices` (int64, 1-D), the
+  /// rows load_fashion_mnist would give for them, bit for bit.
+  std::vector<Tensor> get_batch(const Tensor& indices) const override;
+  /// Keeps only the first n samples (0 <= n <= size()): a subset for a quick run.
+  void truncate(int64_t n);
+
+ private:
+  friend MnistSplit load_fashion_mnist(const std::string&, std::string_view,
+                                       const FashionMnistOptions&);
+  // `who` is the function the errors name: FashionMnist or load_fashion_mnist.
+  FashionMnist(const std::string& dir, std::string_view split, const FashionMnistOptions& options,
+               std::string_view who);
+
+  std::vector<unsigned char> pixels_;  // size() * 784 bytes, image after image
+  std::vector<unsigned char> labels_;  // size() class ids, each 0..9
+  std::array<float, 256> value_{};     // the float32 each byte value becomes
+};
 
 }  // namespace tg::nn

@@ -1,30 +1,60 @@
-// nn/loader.cpp — the epoch order and the gathering of one batch.
+// nn/loader.cpp — the epoch order, and the batches a TensorDataset gathers.
 #include "nn/loader.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace tg::nn {
 
+namespace {
+
+/// What TensorDataset needs of its tensors; `who` names the caller in the errors.
+void check_tensors(const std::vector<Tensor>& tensors, std::string_view who) {
+  TG_CHECK(!tensors.empty(), ValueError, "{}: needs at least one tensor, got none", who);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    TG_CHECK(tensors[i].defined(), ValueError, "{}: tensor {} is undefined", who, i);
+    TG_CHECK(tensors[i].dim() >= 1, ShapeError,
+             "{}: tensor {} is 0-d; every tensor needs a first dim indexing the samples", who, i);
+    TG_CHECK(tensors[i].size(0) == tensors[0].size(0), ShapeError,
+             "{}: tensor {} has shape {} but tensor 0 has shape {}; every tensor needs the same "
+             "first dim (the number of samples)",
+             who, i, tensors[i].shape(), tensors[0].shape());
+  }
+}
+
+/// A TensorDataset of `tensors`, whose errors name the DataLoader the user called.
+std::shared_ptr<const Dataset> dataset_of(std::vector<Tensor> tensors) {
+  check_tensors(tensors, "DataLoader");
+  return std::make_shared<const TensorDataset>(std::move(tensors));
+}
+
+}  // namespace
+
+TensorDataset::TensorDataset(std::vector<Tensor> tensors) : tensors_(std::move(tensors)) {
+  check_tensors(tensors_, "TensorDataset");
+}
+
+std::vector<Tensor> TensorDataset::get_batch(const Tensor& indices) const {
+  std::vector<Tensor> out;
+  out.reserve(tensors_.size());
+  for (const Tensor& t : tensors_) out.push_back(index_select(t, 0, indices));
+  return out;
+}
+
 DataLoader::DataLoader(std::vector<Tensor> tensors, const LoaderOptions& options, Generator& gen)
-    : tensors_(std::move(tensors)), options_(options), gen_(&gen) {
+    : DataLoader(dataset_of(std::move(tensors)), options, gen) {}
+
+DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, const LoaderOptions& options,
+                       Generator& gen)
+    : dataset_(std::move(dataset)), options_(options), gen_(&gen) {
+  TG_CHECK(dataset_ != nullptr, ValueError, "DataLoader: the dataset is null");
   TG_CHECK(options_.batch_size > 0, ValueError, "DataLoader: batch_size must be positive, got {}",
            options_.batch_size);
-  TG_CHECK(!tensors_.empty(), ValueError, "DataLoader: needs at least one tensor, got none");
-  for (size_t i = 0; i < tensors_.size(); ++i) {
-    TG_CHECK(tensors_[i].defined(), ValueError, "DataLoader: tensor {} is undefined", i);
-    TG_CHECK(tensors_[i].dim() >= 1, ShapeError,
-             "DataLoader: tensor {} is 0-d; every tensor needs a first dim indexing the samples",
-             i);
-    TG_CHECK(tensors_[i].size(0) == tensors_[0].size(0), ShapeError,
-             "DataLoader: tensor {} has shape {} but tensor 0 has shape {}; every tensor needs "
-             "the same first dim (the number of samples)",
-             i, tensors_[i].shape(), tensors_[0].shape());
-  }
   TG_CHECK(
       options_.num_replicas >= 1 && options_.rank >= 0 && options_.rank < options_.num_replicas,
       ValueError, "DataLoader: rank must be in [0, num_replicas), got rank {} of num_replicas {}",
       options_.rank, options_.num_replicas);
-  total_ = tensors_[0].size(0);
+  total_ = dataset_->size();
   const int64_t p = options_.num_replicas;
   n_ = p == 1 ? total_ : options_.drop_last ? total_ / p : (total_ + p - 1) / p;
 }
@@ -57,10 +87,7 @@ std::vector<Tensor> DataLoader::Iterator::operator*() const {
   const int64_t b = loader_->options_.batch_size;
   const int64_t start = batch_ * b;
   const Tensor index = order_.narrow(0, start, std::min(b, loader_->n_ - start));
-  std::vector<Tensor> out;
-  out.reserve(loader_->tensors_.size());
-  for (const Tensor& t : loader_->tensors_) out.push_back(index_select(t, 0, index));
-  return out;
+  return loader_->dataset_->get_batch(index);
 }
 
 }  // namespace tg::nn

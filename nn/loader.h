@@ -1,4 +1,4 @@
-// nn/loader.h — mini-batches over tensors that share their first dim, reshuffled per epoch.
+// nn/loader.h — mini-batches of a data set, reshuffled per epoch.
 //
 //   nn::DataLoader loader({train.images, train.labels}, {.batch_size = 128}, gen);
 //   for (int epoch = 0; epoch < 5; ++epoch) {
@@ -10,6 +10,10 @@
 // Every `for` over the loader is one epoch: begin() draws a fresh permutation of the N
 // sample indices with tg::randperm(N, gen) (or takes 0, 1, ..., N-1 without shuffle), and
 // batch k holds samples perm[k*B .. k*B + B) of every tensor, gathered with index_select.
+// The samples come from a Dataset: rows of tensors (TensorDataset, what the constructor from
+// tensors builds), or anything that can gather a batch of samples by index, such as
+// nn::FashionMnist (nn/idx.h), which keeps its images as bytes and widens only the batch
+// it is asked for to float32.
 // The number of batches is ceil(N / B), or floor(N / B) with drop_last (the last, smaller
 // batch is dropped), as in PyTorch. The generator is the only source of randomness, so the
 // same seed gives the same batches in the same order.
@@ -32,6 +36,7 @@
 
 #include <cstdint>
 #include <iterator>
+#include <memory>
 #include <vector>
 
 #include "core/core.h"
@@ -50,12 +55,42 @@ struct LoaderOptions {
   int64_t rank = 0;          ///< which of them this loader serves, 0 .. num_replicas - 1
 };
 
-/// Batches of rows of several tensors (e.g. images (N, 784) and labels (N)).
+/// Where a DataLoader's samples come from: PyTorch's map-style Dataset, asked for a whole
+/// batch at once (its __getitem__ and the loader's collate_fn in one call), so that a batch
+/// is one gather rather than B small tensors stacked.
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+  /// The number of samples N.
+  virtual int64_t size() const = 0;
+  /// The samples `indices` (int64, 1-D, each in [0, N)), one tensor per field, each with
+  /// first dim indices.numel(). An index out of range is a tg::IndexError.
+  virtual std::vector<Tensor> get_batch(const Tensor& indices) const = 0;
+};
+
+/// Rows of tensors that share their first dim (e.g. images (N, 784) and labels (N)).
+/// PyTorch equivalent: torch.utils.data.TensorDataset.
+class TensorDataset final : public Dataset {
+ public:
+  /// `tensors` must all be defined, at least 1-D, and share their first dim N.
+  explicit TensorDataset(std::vector<Tensor> tensors);
+  int64_t size() const override { return tensors_[0].size(0); }
+  /// index_select(t, 0, indices) of every tensor t.
+  std::vector<Tensor> get_batch(const Tensor& indices) const override;
+
+ private:
+  std::vector<Tensor> tensors_;
+};
+
+/// Batches of the samples of a Dataset.
 class DataLoader {
  public:
-  /// `tensors` must all be defined, at least 1-D, and share their first dim N. The loader
-  /// keeps a reference to `gen`, which must outlive it.
+  /// Batches of rows of `tensors` (a TensorDataset of them). The loader keeps a reference to
+  /// `gen`, which must outlive it.
   DataLoader(std::vector<Tensor> tensors, const LoaderOptions& options,
+             Generator& gen = default_generator());
+  /// Batches of `dataset`'s samples, which the loader shares.
+  DataLoader(std::shared_ptr<const Dataset> dataset, const LoaderOptions& options,
              Generator& gen = default_generator());
 
   /// Samples this loader walks per epoch: N, or its shard's size when sharded.
@@ -91,7 +126,7 @@ class DataLoader {
   std::default_sentinel_t end() const { return {}; }
 
  private:
-  std::vector<Tensor> tensors_;
+  std::shared_ptr<const Dataset> dataset_;
   LoaderOptions options_;
   Generator* gen_;
   int64_t total_ = 0;  // N, the samples of all shards

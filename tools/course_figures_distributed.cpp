@@ -53,7 +53,8 @@ Figure ddp_buckets() {
       // The bucket's all-reduce leaves as its last gradient arrives.
       svg.arrow(x - 4, y + bh + 4, x - 4, y + bh + 22, "#d62728", 1.2);
       if (r == 0 || buckets[b].size() > 1) {
-        svg.text((start + x) / 2, y + bh + 36, fmt::format("{:.0f} KiB", total / 1024.0),
+        svg.text((start + x) / 2, y + bh + 36,
+                 fmt::format("{:.0f} KiB", static_cast<double>(total) / 1024.0),
                  {.size = 10, .fill = "#555", .mono = true});
       }
     }

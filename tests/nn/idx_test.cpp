@@ -376,5 +376,91 @@ TEST(FashionMnistTest, RealTestSplit) {
   EXPECT_EQ(raw_sum, 573469082.0);
 }
 
+// ---- FashionMnist: the same split as a Dataset, its images kept as bytes
+
+TEST(FashionMnistDatasetTest, BatchesAreTheRowsLoadFashionMnistGives) {
+  TempDir dir;
+  write_fake_fashion(dir, 13);
+  for (const bool normalize : {true, false}) {
+    SCOPED_TRACE(normalize ? "normalised" : "raw");
+    const MnistSplit all = load_fashion_mnist(dir.str(), "test", {.normalize = normalize});
+    const FashionMnist data(dir.str(), "test", {.normalize = normalize});
+    EXPECT_EQ(data.size(), 13);
+    const std::vector<int64_t> ids{12, 0, 5, 5, 9};
+    const std::vector<Tensor> batch = data.get_batch(tensor(ids));
+    ASSERT_EQ(batch.size(), 2u);
+    EXPECT_EQ(batch[0].shape(), Shape({5, 784}));
+    EXPECT_EQ(batch[0].dtype(), kFloat32);
+    EXPECT_EQ(batch[1].dtype(), kInt64);
+    const Tensor rows = index_select(all.images, 0, tensor(ids));
+    EXPECT_EQ(batch[0].to_vector<float>(), rows.to_vector<float>());  // bit for bit
+    EXPECT_EQ(batch[1].to_vector<int64_t>(), (std::vector<int64_t>{2, 0, 5, 5, 9}));
+  }
+  // A literal: pixel 3 of image 12 is byte 15.
+  const FashionMnist data(dir.str(), "test");
+  EXPECT_EQ(data.get_batch(tensor(std::vector<int64_t>{12}))[0].at<float>({0, 3}),
+            (15.0f / 255.0f - 0.2860f) / 0.3530f);
+  // Non-contiguous indices: every other element of 0..9.
+  const Tensor strided = arange(0.0, 10.0, 1.0, kInt64).view({5, 2}).select(1, 0);
+  ASSERT_FALSE(strided.is_contiguous());
+  EXPECT_EQ(data.get_batch(strided)[1].to_vector<int64_t>(), (std::vector<int64_t>{0, 2, 4, 6, 8}));
+  // No indices: empty batches of the right shapes.
+  const std::vector<Tensor> none = data.get_batch(zeros({0}, kInt64));
+  EXPECT_EQ(none[0].shape(), Shape({0, 784}));
+  EXPECT_EQ(none[1].shape(), Shape({0}));
+}
+
+TEST(FashionMnistDatasetTest, LoaderGivesTheSameBatchesAsOverTheTensors) {
+  TempDir dir;
+  write_fake_fashion(dir, 21);
+  const MnistSplit all = load_fashion_mnist(dir.str(), "test");
+  Generator g1(4);
+  Generator g2(4);
+  DataLoader over_tensors({all.images, all.labels}, {.batch_size = 8}, g1);
+  DataLoader over_bytes(std::make_shared<FashionMnist>(dir.str(), "test"), {.batch_size = 8}, g2);
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    std::vector<std::vector<float>> a;
+    std::vector<std::vector<float>> b;
+    for (const auto& batch : over_tensors) a.push_back(batch[0].to_vector<float>());
+    for (const auto& batch : over_bytes) b.push_back(batch[0].to_vector<float>());
+    ASSERT_EQ(a.size(), 3u);
+    EXPECT_EQ(a, b);
+  }
+}
+
+TEST(FashionMnistDatasetTest, TruncateKeepsTheFirstSamples) {
+  TempDir dir;
+  write_fake_fashion(dir, 7);
+  FashionMnist data(dir.str(), "test");
+  data.truncate(3);
+  EXPECT_EQ(data.size(), 3);
+  EXPECT_EQ(data.get_batch(tensor(std::vector<int64_t>{2}))[1].to_vector<int64_t>(),
+            (std::vector<int64_t>{2}));
+  EXPECT_TG_THROW(data.get_batch(tensor(std::vector<int64_t>{3})), IndexError,
+                  "FashionMnist.get_batch", "index 3", "3 samples");
+  EXPECT_TG_THROW(data.truncate(4), ValueError, "FashionMnist.truncate", "[0, 3]", "got 4");
+  EXPECT_TG_THROW(data.truncate(-1), ValueError, "got -1");
+  data.truncate(0);
+  EXPECT_EQ(data.size(), 0);
+}
+
+TEST(FashionMnistDatasetTest, Errors) {
+  TempDir dir;
+  // The file errors of load_fashion_mnist, naming FashionMnist.
+  EXPECT_TG_THROW(FashionMnist(dir / "absent", "train"), ValueError, "FashionMnist", "train images",
+                  "apt-get install dataset-fashion-mnist");
+  EXPECT_TG_THROW(FashionMnist(dir.str(), "val"), ValueError, "FashionMnist",
+                  "\"train\" or \"test\"", "\"val\"");
+  write_fake_fashion(dir, 4);
+  const FashionMnist data(dir.str(), "test");
+  EXPECT_TG_THROW(data.get_batch(tensor(std::vector<int64_t>{0, 4})), IndexError,
+                  "FashionMnist.get_batch", "index 4 (position 1)", "4 samples");
+  EXPECT_TG_THROW(data.get_batch(tensor(std::vector<int64_t>{-1})), IndexError, "index -1");
+  EXPECT_TG_THROW(data.get_batch(tensor(std::vector<float>{0})), ValueError,
+                  "FashionMnist.get_batch", "1-D int64", "float32 of shape (1)");
+  EXPECT_TG_THROW(data.get_batch(zeros({2, 2}, kInt64)), ValueError, "int64 of shape (2, 2)");
+  EXPECT_TG_THROW(data.get_batch(Tensor()), ValueError, "an undefined tensor");
+}
+
 }  // namespace
 }  // namespace tg::nn

@@ -157,11 +157,93 @@ TEST(DataLoaderTest, Errors) {
   EXPECT_TG_THROW(DataLoader({zeros({10, 784}), zeros({9}, kInt64)}, {.batch_size = 2}, gen),
                   ShapeError, "DataLoader", "tensor 1 has shape (9)", "(10, 784)",
                   "same first dim");
-  EXPECT_TG_THROW(DataLoader({}, {.batch_size = 2}, gen), ValueError, "at least one tensor");
+  EXPECT_TG_THROW(DataLoader(std::vector<Tensor>{}, {.batch_size = 2}, gen), ValueError,
+                  "DataLoader", "at least one tensor");
   EXPECT_TG_THROW(DataLoader({zeros({3}), scalar_tensor(1.0)}, {.batch_size = 2}, gen), ShapeError,
                   "tensor 1 is 0-d");
   EXPECT_TG_THROW(DataLoader({zeros({3}), Tensor()}, {.batch_size = 2}, gen), ValueError,
                   "tensor 1 is undefined");
+}
+
+// ---- datasets: where the samples come from
+
+/// A dataset with no tensors behind it: sample i is the row (i, -i) and the label 3 * i.
+/// It counts the batches asked of it, to show the loader gathers each batch in one call.
+class Computed final : public Dataset {
+ public:
+  explicit Computed(int64_t n) : n_(n) {}
+  int64_t size() const override { return n_; }
+  std::vector<Tensor> get_batch(const Tensor& indices) const override {
+    ++calls;
+    std::vector<double> x;
+    std::vector<int64_t> y;
+    for (int64_t i : indices.to_vector<int64_t>()) {
+      x.push_back(static_cast<double>(i));
+      x.push_back(-static_cast<double>(i));
+      y.push_back(3 * i);
+    }
+    return {tensor(x, {indices.numel(), 2}), tensor(y, {indices.numel()})};
+  }
+  mutable int calls = 0;
+
+ private:
+  int64_t n_;
+};
+
+TEST(DatasetTest, LoaderAsksTheDatasetForEachBatchInItsOrder) {
+  auto data = std::make_shared<Computed>(10);
+  Generator gen(3);
+  DataLoader loader(data, {.batch_size = 4}, gen);
+  EXPECT_EQ(loader.num_samples(), 10);
+  EXPECT_EQ(loader.num_batches(), 3);
+  Generator replay(3);
+  const std::vector<int64_t> order = randperm(10, replay).to_vector<int64_t>();
+  std::vector<int64_t> seen;
+  for (const std::vector<Tensor>& batch : loader) {
+    ASSERT_EQ(batch.size(), 2u);
+    const std::vector<double> x = batch[0].to_vector<double>();
+    for (int64_t y : batch[1].to_vector<int64_t>()) seen.push_back(y / 3);
+    const std::vector<int64_t> y = batch[1].to_vector<int64_t>();
+    ASSERT_EQ(x.size(), 2 * y.size());
+    for (size_t r = 0; r < y.size(); ++r) {  // row r of the features is sample y[r] / 3's
+      EXPECT_EQ(x[2 * r], static_cast<double>(y[r] / 3));
+      EXPECT_EQ(x[2 * r + 1], -static_cast<double>(y[r] / 3));
+    }
+  }
+  EXPECT_EQ(seen, order);
+  EXPECT_EQ(data->calls, 3);  // one call per batch, not one per sample
+}
+
+TEST(DatasetTest, TensorDatasetGathersRowsOfEveryTensor) {
+  const TensorDataset data(numbered(6));
+  EXPECT_EQ(data.size(), 6);
+  const std::vector<Tensor> batch = data.get_batch(tensor(std::vector<int64_t>{4, 0, 4}));
+  ASSERT_EQ(batch.size(), 2u);
+  EXPECT_EQ(batch[0].to_vector<float>(), (std::vector<float>{4, 104, 0, 100, 4, 104}));
+  EXPECT_EQ(batch[1].to_vector<int64_t>(), (std::vector<int64_t>{4, 0, 4}));
+  // The tensors' constructor of DataLoader builds the same dataset: the same batches.
+  Generator g1(8);
+  Generator g2(8);
+  DataLoader from_tensors(numbered(9), {.batch_size = 4}, g1);
+  DataLoader from_dataset(std::make_shared<TensorDataset>(numbered(9)), {.batch_size = 4}, g2);
+  EXPECT_EQ(epoch_ids(from_tensors), epoch_ids(from_dataset));
+}
+
+TEST(DatasetTest, Errors) {
+  Generator gen(0);
+  EXPECT_TG_THROW(DataLoader(std::shared_ptr<const Dataset>(), {.batch_size = 2}, gen), ValueError,
+                  "DataLoader", "dataset is null");
+  EXPECT_TG_THROW(DataLoader(std::make_shared<Computed>(4), {.batch_size = 0}, gen), ValueError,
+                  "DataLoader", "batch_size must be positive", "got 0");
+  EXPECT_TG_THROW(TensorDataset({zeros({10, 784}), zeros({9}, kInt64)}), ShapeError,
+                  "TensorDataset", "tensor 1 has shape (9)", "(10, 784)");
+  EXPECT_TG_THROW(TensorDataset(std::vector<Tensor>{}), ValueError, "TensorDataset",
+                  "at least one tensor");
+  EXPECT_TG_THROW(TensorDataset({scalar_tensor(1.0)}), ShapeError, "TensorDataset",
+                  "tensor 0 is 0-d");
+  const TensorDataset data(numbered(3));
+  EXPECT_TG_THROW(data.get_batch(tensor(std::vector<int64_t>{1, 3})), IndexError, "index_select",
+                  "3");
 }
 
 }  // namespace
