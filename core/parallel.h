@@ -2,10 +2,12 @@
 //
 // tapegrad's kernels split work by OUTPUT: a thread owns a contiguous range of output rows
 // (or GEMM tiles) and computes each of them exactly as a single thread would, in the same
-// order. No sum is ever split across threads, so every result is bit-identical for any
-// thread count, and from run to run. (Splitting a sum would be faster for a few shapes, but
-// (a + b) + (c + d) != ((a + b) + c) + d in floating point: results would change with the
-// machine.)
+// order. No sum is ever split by thread, so every result is bit-identical for any thread
+// count, and from run to run. (Splitting a sum by thread would change its order with the
+// machine, and (a + b) + (c + d) != ((a + b) + c) + d in floating point.) A long sum may be
+// cut into fixed blocks instead, whose partial sums are added in block order: the blocks
+// depend on the sizes alone, so they can go to any thread (the sum of a whole tensor in
+// ops/fast/reduce.cpp, RMSNorm's dw in ops/fast/rms_norm.cpp).
 //
 // The number of threads starts from the environment variable TAPEGRAD_NUM_THREADS, else the
 // number of processors, and can be changed at any time with tg::set_num_threads. The

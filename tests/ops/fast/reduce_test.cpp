@@ -29,9 +29,9 @@ TEST(FastSumTest, OverEverythingAgreesWithTheReference) {
           reference = values_of(total(x)).at(0);
         }
         EXPECT_NEAR(fast, reference, tol * scale / (is_mean ? n : 1)) << dt << " n=" << n;
-        {
-          NumThreadsGuard threads(2);
-          EXPECT_EQ(values_of(total(x)).at(0), fast);  // one thread does it, whatever the count
+        for (const int threads : {1, 3}) {  // the blocks of a long run depend on n alone
+          NumThreadsGuard guard(threads);
+          EXPECT_EQ(values_of(total(x)).at(0), fast) << threads << " threads";
         }
       }
     }
@@ -71,6 +71,32 @@ TEST(FastSumTest, MatchesTheReference) {
           EXPECT_EQ(values_of(fast_grad), values_of(ref_grad));
         }
       }
+    }
+  }
+}
+
+TEST(FastSumTest, LongRunsAreSummedInBlocksTheSameOnAnyThreadCount) {
+  // A run longer than 16384 elements is summed in blocks of 16384, the block sums then added
+  // in order; the blocks go to threads. Sizes around one and two blocks, a whole tensor (one
+  // run) and several long runs (a sum over the last dim): every thread count gives the
+  // 1-thread bits, and the total stays within 1e-6 of sum |x| of the float64 sum.
+  Generator gen(13);
+  for (const int64_t n : {16383, 16384, 16385, 32768, 32769, 100000}) {
+    for (const int64_t rows : {1, 3}) {
+      SCOPED_TRACE(fmt::format("{} runs of {}", rows, n));
+      const Tensor x = randn({rows, n}, kFloat32, gen);
+      std::vector<float> one;
+      {
+        NumThreadsGuard guard(1);
+        one = sum(x, {-1}).to_vector<float>();
+      }
+      for (const int threads : {2, 3, 8}) {
+        NumThreadsGuard guard(threads);
+        EXPECT_EQ(sum(x, {-1}).to_vector<float>(), one) << threads << " threads";
+      }
+      const std::vector<double> exact = values_of(sum(x.to(kFloat64), {-1}));
+      const std::vector<double> scale = values_of(sum(abs(x).to(kFloat64), {-1}));
+      for (size_t r = 0; r < one.size(); ++r) EXPECT_NEAR(one[r], exact[r], 1e-6 * scale[r]);
     }
   }
 }
