@@ -27,7 +27,6 @@
 // keeps uint8 images), with the transforms ToTensor() and Normalize((0.2860,), (0.3530,)).
 #pragma once
 
-#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,7 +92,7 @@ class FashionMnist final : public Dataset {
 
   std::vector<unsigned char> pixels_;  // size() * 784 bytes, image after image
   std::vector<unsigned char> labels_;  // size() class ids, each 0..9
-  std::array<float, 256> value_{};     // the float32 each byte value becomes
+  bool normalize_ = true;              // FashionMnistOptions::normalize
 };
 
 }  // namespace tg::nn
