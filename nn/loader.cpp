@@ -87,7 +87,21 @@ std::vector<Tensor> DataLoader::Iterator::operator*() const {
   const int64_t b = loader_->options_.batch_size;
   const int64_t start = batch_ * b;
   const Tensor index = order_.narrow(0, start, std::min(b, loader_->n_ - start));
-  return loader_->dataset_->get_batch(index);
+  std::vector<Tensor> batch = loader_->dataset_->get_batch(index);
+  // A Dataset written by the user is checked once per batch: a wrong batch here would
+  // otherwise surface as a puzzling shape error deep inside the model.
+  TG_CHECK(!batch.empty(), ValueError,
+           "DataLoader: the dataset's get_batch returned no tensors for a batch of {} indices",
+           index.numel());
+  for (size_t f = 0; f < batch.size(); ++f) {
+    TG_CHECK(batch[f].defined() && batch[f].dim() >= 1 && batch[f].size(0) == index.numel(),
+             ShapeError,
+             "DataLoader: the dataset's get_batch returned tensor {} of shape {} for a batch of {} "
+             "indices; every tensor of a batch needs first dim {}",
+             f, batch[f].defined() ? fmt::format("{}", batch[f].shape()) : "(undefined)",
+             index.numel(), index.numel());
+  }
+  return batch;
 }
 
 }  // namespace tg::nn

@@ -229,6 +229,39 @@ TEST(DatasetTest, TensorDatasetGathersRowsOfEveryTensor) {
   EXPECT_EQ(epoch_ids(from_tensors), epoch_ids(from_dataset));
 }
 
+/// A dataset that gets its batches wrong: `mode` 0 returns no tensors, 1 one row too few,
+/// 2 an undefined tensor, 3 a 0-d tensor.
+class Broken final : public Dataset {
+ public:
+  explicit Broken(int mode) : mode_(mode) {}
+  int64_t size() const override { return 5; }
+  std::vector<Tensor> get_batch(const Tensor& indices) const override {
+    switch (mode_) {
+      case 0: return {};
+      case 1: return {zeros({indices.numel() - 1, 3})};
+      case 2: return {zeros({indices.numel()}), Tensor()};
+      default: return {scalar_tensor(1.0)};
+    }
+  }
+
+ private:
+  int mode_;
+};
+
+TEST(DatasetTest, ABatchOfTheWrongShapeIsAnErrorNamingTheLoader) {
+  Generator gen(0);
+  auto first_batch = [&](int mode) {
+    DataLoader loader(std::make_shared<Broken>(mode), {.batch_size = 2, .shuffle = false}, gen);
+    return *loader.begin();
+  };
+  EXPECT_TG_THROW(first_batch(0), ValueError, "DataLoader", "get_batch returned no tensors",
+                  "2 indices");
+  EXPECT_TG_THROW(first_batch(1), ShapeError, "DataLoader", "tensor 0 of shape (1, 3)",
+                  "batch of 2 indices", "first dim 2");
+  EXPECT_TG_THROW(first_batch(2), ShapeError, "tensor 1 of shape (undefined)");
+  EXPECT_TG_THROW(first_batch(3), ShapeError, "tensor 0 of shape ()");
+}
+
 TEST(DatasetTest, Errors) {
   Generator gen(0);
   EXPECT_TG_THROW(DataLoader(std::shared_ptr<const Dataset>(), {.batch_size = 2}, gen), ValueError,
