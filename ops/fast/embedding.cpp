@@ -85,19 +85,19 @@ void embedding_backward(const int64_t* ids, const F* dout, int64_t dout_stride, 
   const IdsByRow g = group_by_row(ids, n_ids, vocab);
   // A table row costs its dim writes plus dim adds per id that hits it: n_ids / vocab ids
   // on average.
-  parallel_rows(vocab, dim * (1 + n_ids / std::max<int64_t>(vocab, 1)),
-                [&](int64_t begin, int64_t end) {
-                  for (int64_t v = begin; v < end; ++v) {
-                    const int64_t count = v == padding_idx ? 0 : g.start[v + 1] - g.start[v];
-                    F* row = dtable.data + v * dim;
-                    if (count > 0) {
-                      sum_gradient_rows(row, dout, g.order.data() + g.start[v], count, dim,
-                                        dout_stride, dtable.add);
-                    } else if (!dtable.add) {
-                      std::fill(row, row + dim, F(0));
-                    }
-                  }
-                });
+  const int64_t row_work = dim * (1 + n_ids / std::max<int64_t>(vocab, 1));
+  parallel_rows(vocab, row_work, [&](int64_t begin, int64_t end) {
+    for (int64_t v = begin; v < end; ++v) {
+      const int64_t count = v == padding_idx ? 0 : g.start[v + 1] - g.start[v];
+      F* row = dtable.data + v * dim;
+      if (count > 0) {
+        sum_gradient_rows(row, dout, g.order.data() + g.start[v], count, dim, dout_stride,
+                          dtable.add);
+      } else if (!dtable.add) {
+        std::fill(row, row + dim, F(0));
+      }
+    }
+  });
 }
 
 }  // namespace
