@@ -4,6 +4,7 @@
 // tensor the tape depends on). to, clone and contiguous make new tensors and are recorded
 // on the tape: a copy moves values unchanged, so their backward passes dout through.
 #include <array>
+#include <cstring>
 #include <type_traits>
 
 #include "core/autograd.h"
@@ -45,11 +46,24 @@ void begin_inplace_write(const Tensor& t, const char* op) {
   t.storage()->bump_version();
 }
 
-/// The pairs with a vectorised conversion (core/half.h): float32 to and from the 16-bit
-/// floating formats.
+/// The pairs copied a run at a time: the same type (a memcpy per run), and float32 to and from
+/// the 16-bit floating formats (the vectorised conversions of core/half.h).
 template <class To, class From>
-constexpr bool kBulkConvertible = (std::is_same_v<From, float> && detail::kIsHalfLike<To>) ||
-                                  (detail::kIsHalfLike<From> && std::is_same_v<To, float>);
+constexpr bool kRunCopyable = std::is_same_v<To, From> ||
+                              (std::is_same_v<From, float> && detail::kIsHalfLike<To>) ||
+                              (detail::kIsHalfLike<From> && std::is_same_v<To, float>);
+
+/// dst[i] = src[i] for i < n, for the pairs of kRunCopyable.
+template <class To, class From>
+void copy_run(const From* src, To* dst, int64_t n) {
+  if constexpr (std::is_same_v<To, From>) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(To));
+  } else if constexpr (std::is_same_v<From, float>) {
+    detail::narrow(src, dst, n);
+  } else {
+    detail::widen(src, dst, n);
+  }
+}
 
 bool overlaps(const Tensor& a, const Tensor& b) {
   // Conservative: same storage and intersecting byte ranges.
@@ -85,41 +99,27 @@ Tensor& Tensor::copy_(const Tensor& src) {
     visit_dtype(from.dtype(), [&]<class From>() {
       To* dst = data<To>();
       const From* s = view.data<From>();
-      // float32 <-> float16/bfloat16 between contiguous tensors: the vectorised loops of
-      // core/half.h, on contiguous ranges of elements.
-      if constexpr (kBulkConvertible<To, From>) {
-        if (is_contiguous() && view.is_contiguous()) {
-          parallel_rows(numel(), 2, [&](int64_t b, int64_t e) {
-            if constexpr (std::is_same_v<From, float>) detail::narrow(s + b, dst + b, e - b);
-            else detail::widen(s + b, dst + b, e - b);
-          });
+      // Runs of elements adjacent in both (the same type, or float32 <-> float16/bfloat16):
+      // one memcpy or vectorised conversion per run rather than a step per element.
+      if constexpr (kRunCopyable<To, From>) {
+        // Both contiguous, or both dense in the same layout (a transposed view copied into
+        // memory laid out like it, as round_to does): one flat run, wherever it starts.
+        if ((is_contiguous() && view.is_contiguous()) ||
+            (strides() == view.strides() && is_dense(shape(), strides()))) {
+          parallel_rows(numel(), 2, [&](int64_t b, int64_t e) { copy_run(s + b, dst + b, e - b); });
           return;
         }
-        // Both dense in the same layout (a transposed view copied into memory laid out like
-        // it, as round_to does): one flat run, wherever it starts.
-        if (strides() == view.strides() && is_dense(shape(), strides())) {
-          parallel_rows(numel(), 2, [&](int64_t b, int64_t e) {
-            if constexpr (std::is_same_v<From, float>) detail::narrow(s + b, dst + b, e - b);
-            else detail::widen(s + b, dst + b, e - b);
-          });
-          return;
-        }
-        // Rows contiguous in both (a view with heads transposed, say): the same loops, one
-        // row at a time. The odometer walks a shape whose last dim is 1: one call per row.
+        // Rows contiguous in both (a view with heads transposed, say): one run per row. The
+        // odometer walks a shape whose last dim is 1: one call per row.
         const Shape& n = shape();
         if (!n.empty() && n.back() >= 16 && strides().back() == 1 && view.strides().back() == 1) {
           Shape row_starts = n;
           row_starts[row_starts.size() - 1] = 1;
           const int64_t inner = n.back();
           parallel_rows(detail::rows_of(n), 2 * inner, [&](int64_t b, int64_t e) {
-            detail::for_each_offset_in_rows<2>(row_starts, {&strides(), &view.strides()}, b, e,
-                                               [&](const auto& o) {
-                                                 if constexpr (std::is_same_v<From, float>) {
-                                                   detail::narrow(s + o[1], dst + o[0], inner);
-                                                 } else {
-                                                   detail::widen(s + o[1], dst + o[0], inner);
-                                                 }
-                                               });
+            detail::for_each_offset_in_rows<2>(
+                row_starts, {&strides(), &view.strides()}, b, e,
+                [&](const auto& o) { copy_run(s + o[1], dst + o[0], inner); });
           });
           return;
         }

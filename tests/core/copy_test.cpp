@@ -238,6 +238,39 @@ TEST(CopyTest, HalfConversionsBetweenViewsOfOneDenseLayoutMatchTheScalarOnes) {
   }
 }
 
+TEST(CopyTest, SameDTypeCopiesOfViewsMoveEveryValue) {
+  // Within one dtype the copy moves runs with memcpy: one run when both sides are contiguous
+  // or dense in one layout, one per row when only the rows are contiguous (attention's
+  // gradients, seen as (B, H, T, D), copied into their slice of a (B, T, 3C) gradient, as
+  // split's backward does), and element by element when rows are short. Each of them, every
+  // dtype, rows of 20 and of 3, 1 and 3 threads.
+  for (const DType dtype : kAllDTypes) {
+    for (const int64_t d : {20, 3}) {
+      // (B, T, H, D) memory seen as (B, H, T, D), holding small integers (0 and 1 for bool)
+      std::vector<double> values;
+      for (int64_t i = 0; i < 2 * 5 * 3 * d; ++i)
+        values.push_back(double(i % (dtype == kBool ? 2 : 97)));
+      const Tensor x = tensor(values).to(dtype).view({2, 5, 3, d}).transpose(1, 2);
+      for (int threads : {1, 3}) {
+        NumThreadsGuard guard(threads);
+        const Tensor contiguous = empty({2, 3, 5, d}, dtype).copy_(x.contiguous());
+        const Tensor same_layout = empty({2, 5, 3, d}, dtype).transpose(1, 2).copy_(x);
+        const Tensor wide = zeros({2, 5, 3, 3 * d}, dtype);
+        wide.narrow(3, d, d).transpose(1, 2).copy_(x);
+        const Tensor middle = wide.narrow(3, d, d).transpose(1, 2);
+        for (const Tensor& got : {contiguous, same_layout, middle}) {
+          EXPECT_EQ(as_doubles(got.contiguous()), as_doubles(x.contiguous()))
+              << dtype_name(dtype) << ", d " << d << ", " << threads << " threads";
+        }
+        // The slices beside the one written stay zero.
+        EXPECT_EQ(as_doubles(wide.narrow(3, 0, d).contiguous()), std::vector<double>(30 * d, 0.0));
+        EXPECT_EQ(as_doubles(wide.narrow(3, 2 * d, d).contiguous()),
+                  std::vector<double>(30 * d, 0.0));
+      }
+    }
+  }
+}
+
 TEST(CopyTest, CopyReturnsTheDestination) {
   Tensor dst = zeros({2});
   Tensor& r = dst.copy_(ones({2}));
