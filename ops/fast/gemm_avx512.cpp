@@ -54,11 +54,13 @@ void gemm_pack_transposed_avx512_f32(const float* src, int64_t ld, int64_t kc, i
       const int rows = w - j0 < 16 ? w - j0 : 16;  // rows to read (<= 0: all padding)
       const int keep = width - j0 < 16 ? width - j0 : 16;
       __m512 r[16];
+#pragma GCC unroll 16
       for (int i = 0; i < 16; ++i) {
         r[i] = i < rows ? _mm512_loadu_ps(src + (j0 + i) * ld + p0) : _mm512_setzero_ps();
       }
       transpose16(r);
       const auto mask = static_cast<__mmask16>((1u << keep) - 1u);
+#pragma GCC unroll 16
       for (int q = 0; q < 16; ++q) _mm512_mask_storeu_ps(dst + (p0 + q) * width + j0, mask, r[q]);
     }
   }

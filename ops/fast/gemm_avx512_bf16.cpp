@@ -85,11 +85,13 @@ void gemm_pack_pairs_transposed_avx512_bf16(const BFloat16* src, int64_t ld, int
   for (; 2 * (q0 + 16) <= kc; q0 += 16) {
     for (int j0 = 0; j0 < width; j0 += 16) {
       __m512 r[16];
+#pragma GCC unroll 16
       for (int i = 0; i < 16; ++i) {
         r[i] = i < w - j0 ? _mm512_loadu_ps(src + (j0 + i) * ld + 2 * q0) : _mm512_setzero_ps();
       }
       transpose16(r);
       const __mmask16 keep = first_lanes(width - j0);
+#pragma GCC unroll 16
       for (int q = 0; q < 16; ++q) _mm512_mask_storeu_ps(dst + (q0 + q) * width + j0, keep, r[q]);
     }
   }
