@@ -299,7 +299,7 @@ std::vector<Tensor> FashionMnist::get_batch(const Tensor& indices) const {
   int64_t* y = labels.data<int64_t>();
   // An image reads 784 bytes and writes 784 floats; images go to threads whole. A shuffled
   // batch reads its images from all over the data set, so each one starts with a wait for
-  // memory: the next image's 13 cache lines are asked for while this one is widened.
+  // memory: the next image's cache lines are asked for while this one is widened.
   parallel_rows(b, 2 * 784, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const auto i = static_cast<size_t>(rows[static_cast<size_t>(r)]);
